@@ -92,9 +92,10 @@ pub struct Func {
     pub route: Option<String>,
     /// For `fn` lines annotated `hot(BODY, EXTRA...)` (the sends and receives, the
     /// hottest calls: bench/PROFILE.md rate18): the generated `PMPI_x` (`rust_hot`) is the
-    /// lean entry `conv::errors::hot` over the area's `BODY_fast(params..., EXTRA...) ->
+    /// lean entry `conv::errors::hot` over the area's `BODY_fast((params...), EXTRA...) ->
     /// Option<R<()>>` (the hot case; `None`: not it, nothing done) and its whole body
-    /// `BODY(call, params..., EXTRA...)`; the `int` and `_c` lines share the generic two.
+    /// `BODY(call, (params...), EXTRA...)`, the C parameters as one tuple; the `int` and
+    /// `_c` lines share the generic two.
     /// `(BODY, EXTRA...)` as written.
     pub hot: Option<(String, Vec<String>)>,
     /// For `fn` lines annotated `coll(BODY, EXTRA...)` (the collectives in their
@@ -995,7 +996,7 @@ pub fn rust_checked(abi: &Abi) -> String {
 /// The `PMPI_x` of the `fn` lines annotated `hot(BODY, EXTRA...)`: `conv::errors::hot`
 /// over the area's `BODY_fast` (the hot case, `None` when not it) and `BODY` (the whole
 /// body, with every argument check and error class of the call), each given the C
-/// parameters then `EXTRA...`; errors routed to the call's communicator.
+/// parameters as one tuple, then `EXTRA...`; errors routed to the call's communicator.
 pub fn rust_hot(abi: &Abi) -> String {
     let mut r = String::from("// Generated from abi.txt by build.rs.\n");
     for f in abi.funcs.iter().filter(|f| f.hot.is_some()) {
@@ -1005,12 +1006,11 @@ pub fn rust_hot(abi: &Abi) -> String {
             .iter()
             .map(|p| format!("{}: {}", p.name, p.rust))
             .collect();
-        let args: Vec<&str> = f
-            .params
-            .iter()
-            .map(|p| p.name.as_str())
-            .chain(extra.iter().map(String::as_str))
-            .collect();
+        let names: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+        let args: String = std::iter::once(format!("({})", names.join(", ")))
+            .chain(extra.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(", ");
         let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm").unwrap();
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    \
@@ -1022,7 +1022,6 @@ pub fn rust_hot(abi: &Abi) -> String {
             name = f.name,
             params = params.join(", "),
             comm = comm.name,
-            args = args.join(", "),
         ));
     }
     r

@@ -6,18 +6,26 @@ use super::*;
 
 // The sends and receives here are abi.txt's `hot` lines: their generated `PMPI_x`
 // (`conv::errors::hot`) runs `x_fast` and, when that gives `None` (not the hot case,
-// nothing done), `x`, the call's whole body; the send modes share `send`/`isend`.
+// nothing done), `x`, the call's whole body, each given the C arguments as one tuple;
+// the send modes share `send`/`isend`.
+
+/// MPI_Send's C arguments (and its modes'): buf, count, datatype, dest, tag, comm.
+pub type SendArgs<C> = (*const c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm);
+/// MPI_Isend's C arguments (and its modes'): MPI_Send's, then request.
+#[rustfmt::skip]
+pub type IsendArgs<C> = (*const c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *mut MPI_Request);
+/// MPI_Recv's C arguments: buf, count, datatype, source, tag, comm, status.
+#[rustfmt::skip]
+pub type RecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *mut MPI_Status);
+/// MPI_Irecv's C arguments: MPI_Recv's with request for status.
+#[rustfmt::skip]
+pub type IrecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *mut MPI_Request);
 
 /// A blocking send's fast path: standard mode, contiguous predefined data on a
 /// predefined communicator.
 #[inline(always)]
 pub unsafe fn send_fast<C: Count>(
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
+    (buf, count, h, dest, tag, c): SendArgs<C>,
     mode: SendMode,
 ) -> Option<R<()>> {
     if mode != SendMode::Standard {
@@ -30,15 +38,9 @@ pub unsafe fn send_fast<C: Count>(
 }
 
 /// The whole body of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn send<C: Count>(
     call: &'static str,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
+    (buf, count, h, dest, tag, c): SendArgs<C>,
     mode: SendMode,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
@@ -51,15 +53,8 @@ pub unsafe fn send<C: Count>(
 /// An immediate send's fast path: standard mode, contiguous predefined data on a
 /// predefined communicator.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_fast<C: Count>(
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
+    (buf, count, h, dest, tag, c, request): IsendArgs<C>,
     mode: SendMode,
 ) -> Option<R<()>> {
     if mode != SendMode::Standard || request.is_null() {
@@ -74,16 +69,9 @@ pub unsafe fn isend_fast<C: Count>(
 }
 
 /// The whole body of MPI_Isend, MPI_Issend, MPI_Ibsend and MPI_Irsend.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn isend<C: Count>(
     call: &'static str,
-    buf: *const c_void,
-    count: C,
-    h: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
+    (buf, count, h, dest, tag, c, request): IsendArgs<C>,
     mode: SendMode,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
@@ -106,13 +94,7 @@ pub unsafe fn isend<C: Count>(
 /// MPI_Recv's fast path: contiguous predefined data on a predefined communicator.
 #[inline(always)]
 pub unsafe fn recv_fast<C: Count>(
-    buf: *mut c_void,
-    count: C,
-    h: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    status: *mut MPI_Status,
+    (buf, count, h, source, tag, c, status): RecvArgs<C>,
 ) -> Option<R<()>> {
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
@@ -123,16 +105,9 @@ pub unsafe fn recv_fast<C: Count>(
 }
 
 /// MPI_Recv's whole body.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn recv<C: Count>(
     call: &'static str,
-    buf: *mut c_void,
-    count: C,
-    h: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    status: *mut MPI_Status,
+    (buf, count, h, source, tag, c, status): RecvArgs<C>,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype for the call.
@@ -176,13 +151,7 @@ unsafe fn recv_outcome(
 /// MPI_Irecv's fast path: contiguous predefined data on a predefined communicator.
 #[inline(always)]
 pub unsafe fn irecv_fast<C: Count>(
-    buf: *mut c_void,
-    count: C,
-    h: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
+    (buf, count, h, source, tag, c, request): IrecvArgs<C>,
 ) -> Option<R<()>> {
     if request.is_null() {
         return None;
@@ -196,16 +165,9 @@ pub unsafe fn irecv_fast<C: Count>(
 }
 
 /// MPI_Irecv's whole body.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn irecv<C: Count>(
     call: &'static str,
-    buf: *mut c_void,
-    count: C,
-    h: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    c: MPI_Comm,
-    request: *mut MPI_Request,
+    (buf, count, h, source, tag, c, request): IrecvArgs<C>,
 ) -> R<()> {
     let a = args(call, c, buf, count, h)?;
     // SAFETY: `request` is MPI_Irecv's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
