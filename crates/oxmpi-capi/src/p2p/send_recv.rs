@@ -120,6 +120,7 @@ pub unsafe fn recv<C: Count>(
 /// A fast immediate call's outcome: its request handed out through `request`.
 ///
 /// Safety: `request` is non-NULL, writable and unaliased.
+#[inline(always)]
 unsafe fn put_request(
     res: Result<oxmpi_core::Request, MpiError>,
     request: *mut MPI_Request,
@@ -135,6 +136,7 @@ unsafe fn put_request(
 /// matched a message (truncation) still reports it.
 ///
 /// Safety: `status` is MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
+#[inline(always)]
 unsafe fn recv_outcome(
     res: Result<oxmpi_core::Status, MpiError>,
     status: *mut MPI_Status,
