@@ -441,7 +441,10 @@ impl PartitionedReceive {
             return Ok(st.post_recv_unpacking(span, pat, None, sig));
         }
         let dst = self.mem.unpack_dst(n).ok_or_else(|| {
-            MpiError::intern("MPI_Start", "the partitioned receive's buffer is not writable")
+            MpiError::intern(
+                "MPI_Start",
+                "the partitioned receive's buffer is not writable",
+            )
         })?;
         let mut temp = vec![0u8; n * dt.size()].into_boxed_slice();
         let raw = RawBuf::from_mut_slice(&mut temp);
