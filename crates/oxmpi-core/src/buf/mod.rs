@@ -142,7 +142,7 @@ pub use blocks::{RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;
-pub use runs::{Rerun, RunMem, Runs, RunsMut};
+pub(crate) use runs::{Rerun, RunMem, Runs, RunsMut};
 
 use std::borrow::Borrow;
 use std::marker::PhantomData;

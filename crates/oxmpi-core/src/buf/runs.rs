@@ -22,7 +22,7 @@ use std::sync::Arc;
 /// datatype (bytes for a descriptor without one) at an address, valid whenever a run
 /// of the operation goes (see the module's proof).
 #[derive(Debug)]
-pub struct RunMem {
+pub(crate) struct RunMem {
     addr: usize,
     count: usize,
     dt: Datatype,
@@ -100,7 +100,7 @@ impl RunMem {
 }
 
 /// An operation a [`Runs`] starts runs of.
-pub trait Rerun {
+pub(crate) trait Rerun {
     /// Starts a run (`MPI_Start`): its request.
     fn run(self: &Arc<Self>) -> Result<Request>;
 }
@@ -108,7 +108,7 @@ pub trait Rerun {
 /// An operation over memory borrowed (shared) for `'a` whose runs start only under a
 /// keeper of `'a` ([`start`](Runs::start)); dropping it waits for the run going.
 #[derive(Debug)]
-pub struct Runs<'a, P> {
+pub(crate) struct Runs<'a, P> {
     op: Arc<P>,
     active: Request,
     _buf: PhantomData<&'a [u8]>,
@@ -188,7 +188,7 @@ impl<P> Drop for Runs<'_, P> {
 /// An operation over a buffer `D` borrowed exclusively for `'a`, whose runs start as
 /// [`Runs`]' do; the buffer comes back ([`get`](Self::get), [`get_mut`](Self::get_mut))
 /// while no run is going.
-pub struct RunsMut<'a, P, D: ?Sized> {
+pub(crate) struct RunsMut<'a, P, D: ?Sized> {
     runs: Runs<'a, P>,
     ptr: *mut D,
     _buf: PhantomData<&'a mut D>,
