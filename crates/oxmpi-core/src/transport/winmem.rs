@@ -700,4 +700,55 @@ mod tests {
         assert_eq!(&out, b"hello");
         assert!(rb.read(8190, &mut out).is_err());
     }
+
+    #[test]
+    fn local_views_are_made_once_and_keep_their_memory() {
+        let any = AnyBytes::<u32>::element();
+        let seg = Arc::new(Segment::create(8192).unwrap());
+        let mut mine = seg.take_local(4096, 4, any).unwrap();
+        assert!(seg.take_local(4096, 4, any).is_none(), "a second view");
+        assert!(
+            Arc::new(Segment::create(8192).unwrap())
+                .take_local(2, 4, any)
+                .is_none(),
+            "misaligned"
+        );
+        drop(seg);
+        mine.as_mut()[3] = 9;
+        assert_eq!(mine.as_mut(), [0, 0, 0, 9]);
+        // A heap copy: the window's memory, written back on request.
+        let src = [1u32, 2, 3];
+        let (mem, mut local) = CallerMem::copy_of(&src, any);
+        assert_ne!(mem.addr(), src.as_ptr() as usize);
+        assert!(Reach::Mapped(mem.mapped())
+            .write(4, &7u32.to_ne_bytes())
+            .is_ok());
+        drop(mem);
+        let mut back = [0u32; 3];
+        local.copy_to(&mut back);
+        assert_eq!(back, [1, 7, 3]);
+    }
+
+    #[test]
+    fn attached_regions_are_reached_only_where_attached() {
+        let any = AnyBytes::<u8>::element();
+        let (a, _la) = CallerMem::copy_of(&[0u8; 64], any);
+        let att = Attached::default();
+        att.add(&a);
+        let reach = Reach::Attached(Arc::new(att));
+        reach.write(a.addr() + 60, b"abcd").unwrap();
+        let mut out = [0u8; 4];
+        reach.read(a.addr() + 60, &mut out).unwrap();
+        assert_eq!(&out, b"abcd");
+        assert!(
+            reach.write(a.addr() + 62, b"abcd").is_err(),
+            "past the region"
+        );
+        assert!(reach.read(a.addr() - 1, &mut out).is_err(), "before it");
+        let Reach::Attached(att) = &reach else {
+            unreachable!()
+        };
+        assert!(att.remove(a.addr()));
+        assert!(reach.read(a.addr(), &mut out).is_err(), "detached");
+    }
 }
