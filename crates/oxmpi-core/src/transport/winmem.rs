@@ -594,27 +594,30 @@ impl Attached {
         let Some(end) = addr.checked_add(len) else {
             return false;
         };
-        let mut found = Vec::new();
-        let mut at = addr;
-        for m in g.iter() {
-            if at >= end {
-                break;
+        // The regions holding `addr .. end` in turn (sorted by address), `f` run over
+        // them only on the second pass, once the first found every byte.
+        let walk = |f: &mut dyn FnMut(&Mapped, usize, usize, usize)| {
+            let mut at = addr;
+            for m in g.iter() {
+                if at >= end {
+                    break;
+                }
+                if m.addr <= at && at < m.addr + m.len {
+                    let n = (m.addr + m.len).min(end) - at;
+                    f(m, at - m.addr, n, at - addr);
+                    at += n;
+                }
             }
-            if m.addr <= at && at < m.addr + m.len {
-                let n = (m.addr + m.len).min(end) - at;
-                found.push((m, at - m.addr, n, at - addr));
-                at += n;
-            }
-        }
-        if at < end {
+            at >= end
+        };
+        if !walk(&mut |_, _, _, _| ()) {
             return false;
         }
-        for (m, off, n, pos) in found {
+        walk(&mut |m, off, n, pos| {
             if let Some(s) = m.span(off, n) {
                 f(s, pos);
             }
-        }
-        true
+        })
     }
 
     /// Copies `out.len()` bytes from address `addr`; `false` if they are not attached.
@@ -750,5 +753,25 @@ mod tests {
         };
         assert!(att.remove(a.addr()));
         assert!(reach.read(a.addr(), &mut out).is_err(), "detached");
+        // Regions attached back to back hold an access across their border.
+        let (whole, _lw) = CallerMem::copy_of(&[0u8; 32], any);
+        // SAFETY: the two halves of `whole`'s heap copy, kept alive by `whole` until the end of the test.
+        let (lo, hi) = unsafe {
+            (
+                CallerMem::new(whole.addr(), 16),
+                CallerMem::new(whole.addr() + 16, 16),
+            )
+        };
+        att.add(&hi);
+        att.add(&lo);
+        reach.write(whole.addr() + 12, b"12345678").unwrap();
+        let mut eight = [0u8; 8];
+        Reach::Mapped(whole.mapped()).read(12, &mut eight).unwrap();
+        assert_eq!(&eight, b"12345678");
+        assert!(att.remove(hi.addr()));
+        assert!(
+            reach.write(whole.addr() + 12, b"12345678").is_err(),
+            "half detached"
+        );
     }
 }
