@@ -133,6 +133,7 @@ mod handle;
 mod lend;
 pub(crate) mod pack;
 mod region;
+mod runs;
 #[cfg(test)]
 mod tests;
 
@@ -141,6 +142,7 @@ pub use blocks::{RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;
+pub(crate) use runs::{Rerun, RunMem, Runs, RunsMut};
 
 use std::borrow::Borrow;
 use std::marker::PhantomData;
