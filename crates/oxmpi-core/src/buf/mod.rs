@@ -137,7 +137,7 @@ mod region;
 mod tests;
 
 pub(crate) use blocks::check_w;
-pub use blocks::{RecvBlocks, SendBlocks};
+pub use blocks::{BlockLists, RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;
