@@ -171,7 +171,7 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
 
     /// The address of block `i` (pure arithmetic: nothing is read), valid for
     /// `counts[i]` elements of `types[i]` as long as the descriptor.
-    pub(crate) fn addr(&self, i: usize) -> *const u8 {
+    pub fn addr(&self, i: usize) -> *const u8 {
         self.base.wrapping_offset(self.lists.displs[i])
     }
 
@@ -256,7 +256,7 @@ impl<'a, 'c> RecvBlocks<'a, 'c> {
 
     /// The address of block `i` (as [`SendBlocks::addr`]), writable and ours alone
     /// as long as the descriptor.
-    pub(crate) fn addr(&self, i: usize) -> *mut u8 {
+    pub fn addr(&self, i: usize) -> *mut u8 {
         self.base.wrapping_offset(self.lists.displs[i])
     }
 
