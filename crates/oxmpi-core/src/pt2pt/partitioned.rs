@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use std::marker::PhantomData;
 
-use crate::buf::{BufScope, RawBuf, RecvBuf, Region, SendBuf};
+use crate::buf::{BufScope, RawBuf, RecvBuf, Region, SendBuf, UnpackDst};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::engine::{SendMode, State, Task, Unpack};
@@ -470,12 +470,9 @@ impl PartitionedReceive {
         } else {
             let temp = vec![0u8; len].into_boxed_slice();
             let raw = RawBuf::from_slice(&temp);
-            let unpack = Box::new(Unpack {
-                dt: self.dt.clone(),
-                dst: self.buf,
-                count: n,
-                temp,
-            });
+            // SAFETY: `init_at`'s contract: the memory `dt` covers for `partitions * count` elements at `buf` stays writable, and ours, while a run (this receive) is going.
+            let dst = unsafe { UnpackDst::new(self.dt.clone(), self.buf as *mut u8, n) };
+            let unpack = Box::new(Unpack { dst, temp });
             st.post_recv_unpacking(raw, pat, Some(unpack), sig)
         }
     }
