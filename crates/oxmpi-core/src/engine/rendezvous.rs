@@ -283,3 +283,71 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank_alone(eager_limit: usize) -> State {
+        let config = EngineConfig {
+            eager_limit,
+            check_sigs: false,
+            cma_allowed: false,
+            shared_copy: false,
+            credit_per_peer: 1 << 20,
+            queue_cap: 4,
+            queue_packet: 1024,
+            shm_stream_max: 0,
+        };
+        State::with_config(0, vec![(Path::SelfLoop, 0)], None, None, config)
+    }
+
+    #[test]
+    fn sends_to_self_copy_from_the_send_entrys_buffer_in_either_order() {
+        let env = Envelope {
+            context: 4,
+            source: 0,
+            tag: 7,
+        };
+        let pat = Pattern {
+            context: 4,
+            source: 0,
+            tag: 7,
+        };
+        // 16 bytes: eager (kept whole); 1000: rendezvous to ourselves (left in the
+        // send's buffer until the receive copies it); a receive 3 bytes short truncates.
+        for (len, room) in [(16usize, 16usize), (1000, 1000), (1000, 997)] {
+            let src: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+            for recv_first in [false, true] {
+                let mut st = rank_alone(64);
+                let mut dst = vec![0xeeu8; room + 5];
+                let (s, r) = if recv_first {
+                    let r = st.post_recv(RawBuf::from_mut_slice(&mut dst[..room]), pat);
+                    let s = st.start_send(0, env, RawBuf::from_slice(&src), SendMode::Standard);
+                    (s.unwrap(), r)
+                } else {
+                    let s = st.start_send(0, env, RawBuf::from_slice(&src), SendMode::Standard);
+                    let r = st.post_recv(RawBuf::from_mut_slice(&mut dst[..room]), pat);
+                    (s.unwrap(), r)
+                };
+                let what = format!("{len} bytes into {room}, receive first: {recv_first}");
+                let (sst, serr) = st.take_outcome(s).expect("send finished");
+                assert!(
+                    serr.is_none() && sst.count_bytes == len,
+                    "{what}: send {sst:?}"
+                );
+                let (rst, rerr) = st.take_outcome(r).expect("receive finished");
+                let n = len.min(room);
+                assert_eq!(&dst[..n], &src[..n], "{what}");
+                assert!(dst[n..].iter().all(|&b| b == 0xee), "{what}: wrote past");
+                assert_eq!(rst.count_bytes, n, "{what}");
+                assert_eq!(
+                    rerr.map(|e| e.class),
+                    (len > room).then_some(ErrorClass::Truncate),
+                    "{what}"
+                );
+                assert_eq!(st.live_requests(), 0, "{what}");
+            }
+        }
+    }
+}
