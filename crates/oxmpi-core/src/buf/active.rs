@@ -48,9 +48,14 @@ impl ActiveBuf {
     /// constructors promised it valid until that request completes, and the entry
     /// retires this value then. Called once per request, by the engine, with the
     /// `RawBuf` the request was started with.
+    ///
+    /// The length fits [`LEN_BITS`] without a check on this path (made per message):
+    /// a `RawBuf`'s bytes are memory its maker vouched for, and no machine this runs on
+    /// maps 256 TiB; a longer one (a broken promise) would read as a lent landing, and
+    /// completing its request aborts the process rather than go on.
     #[inline(always)]
     pub fn take(raw: RawBuf) -> ActiveBuf {
-        assert!(raw.len() <= LEN_MASK, "a buffer of {} bytes", raw.len());
+        debug_assert!(raw.len() <= LEN_MASK, "a buffer of {} bytes", raw.len());
         ActiveBuf {
             addr: raw.addr(),
             len: raw.len(),
