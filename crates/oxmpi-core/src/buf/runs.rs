@@ -91,11 +91,15 @@ impl RunMem {
         Some(out)
     }
 
-    /// The address a run's receive unpacks `n` elements to (the engine's `Unpack`,
-    /// applied while the run goes); `None` for memory made from a shared borrow or if
-    /// `n` is more than the memory holds.
-    pub(crate) fn unpack_dst(&self, n: usize) -> Option<usize> {
-        (self.excl && n <= self.count).then_some(self.addr)
+    /// Where a run's receive unpacks `n` elements (the engine's `Unpack`, applied while
+    /// the run goes); `None` for memory made from a shared borrow or if `n` is more than
+    /// the memory holds.
+    pub(crate) fn unpack_dst(&self, n: usize) -> Option<UnpackDst> {
+        if !self.excl || n > self.count {
+            return None;
+        }
+        // SAFETY: the type's proof: memory made from an exclusive borrow is writable, and only the run's receive writes it, whenever a run goes; the engine unpacks before that run's request completes.
+        Some(unsafe { UnpackDst::new(self.dt.clone(), self.addr as *mut u8, n) })
     }
 }
 

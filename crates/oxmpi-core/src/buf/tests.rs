@@ -150,14 +150,26 @@ fn block_lists_must_fit_their_bytes() {
 }
 
 #[test]
-fn raw_sub_ranges_stay_inside() {
+fn active_chunks_and_landings_stay_inside() {
     let mut b = [0u8; 16];
-    let r = RawBuf::from_mut_slice(&mut b);
-    let s = r.sub(4, 12).unwrap();
-    assert_eq!((s.addr() - r.addr(), s.len()), (4, 12));
-    assert!(r.sub(4, 13).is_none());
-    assert!(r.sub(usize::MAX, 2).is_none());
-    assert_eq!(r.sub(16, 0).unwrap().len(), 0);
+    let mut a = ActiveBuf::take(RawBuf::from_mut_slice(&mut b));
+    a.chunk_mut(4, 12).unwrap().fill(7);
+    assert!(a.chunk_mut(4, 13).is_none());
+    assert!(a.chunk_mut(usize::MAX, 2).is_none());
+    assert_eq!(a.chunk_mut(16, 0).unwrap().len(), 0);
+    assert!(a.landing(8, 9).is_none() && a.landing(3, 0).is_none());
+    let mut l = a.landing(10, 6).unwrap();
+    assert_eq!(l.len(), 6);
+    assert_eq!(l.rest(6).len(), 0);
+    l.rest(2).copy_from_slice(&[9; 4]);
+    drop(l);
+    a.landed();
+    assert_eq!(a.bytes(), &[0, 0, 0, 0, 7, 7, 7, 7, 7, 7, 7, 7, 9, 9, 9, 9]);
+    // Retired (the operation completed): nothing is reachable through it any more.
+    a.retire();
+    assert_eq!((a.len(), a.bytes().len(), a.bytes_mut().len()), (0, 0, 0));
+    assert!(a.chunk_mut(0, 1).is_none() && a.landing(0, 1).is_none());
+    assert_eq!(b[4], 7);
 }
 
 /// `pack_range` in odd chunks equals `pack`; `unpack_range` in pieces equals `unpack`

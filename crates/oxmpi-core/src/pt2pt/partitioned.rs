@@ -448,12 +448,7 @@ impl PartitionedReceive {
         })?;
         let mut temp = vec![0u8; n * dt.size()].into_boxed_slice();
         let raw = RawBuf::from_mut_slice(&mut temp);
-        let unpack = Box::new(Unpack {
-            dt: dt.clone(),
-            dst,
-            count: n,
-            temp,
-        });
+        let unpack = Box::new(Unpack { dst, temp });
         Ok(st.post_recv_unpacking(raw, pat, Some(unpack), sig))
     }
     /// MPI_Parrived: whether `partition` has arrived for the active receive
