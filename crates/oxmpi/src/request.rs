@@ -685,8 +685,13 @@ impl Drop for LocalScope<'_> {
 
 impl LocalScope<'_> {
     fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    /// A scope with room for `n` requests before its list grows.
+    fn with_capacity(n: usize) -> Self {
         LocalScope {
-            held: Arc::new(InFlight::new()),
+            held: Arc::new(InFlight::with_capacity(n)),
             phantom: PhantomData,
         }
     }
@@ -824,7 +829,7 @@ where
     D: 'a + ?Sized,
     F: FnOnce(&LocalScope<'a>, &mut RequestCollection<'a, D>) -> R,
 {
-    let scope = LocalScope::new();
+    let scope = LocalScope::with_capacity(reserve);
     let mut coll = RequestCollection::new(reserve);
     f(&scope, &mut coll)
 }
