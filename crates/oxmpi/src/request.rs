@@ -1031,6 +1031,20 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         self.reclaim_lent();
         result.reserve(self.incomplete());
         for (i, st) in statuses.into_iter().enumerate() {
+            let slot = &mut self.slots[i];
+            if st.error == 0 && slot.recv.is_none() {
+                // The common case, a success with no elements to check (a send; a
+                // receive of a type with no invalid values): the buffer is handed out as
+                // it is, without `complete`'s general path (PROFILE.md, rate18).
+                let d: &'a D = match slot.data.take() {
+                    None => continue,
+                    Some(Data::Shared(d)) => d,
+                    Some(Data::Back(d)) => d,
+                    Some(Data::Lent(l)) => l.reclaim(),
+                };
+                result.push((i, Status::from_core(st), d));
+                continue;
+            }
             let st = if st.error != 0 {
                 let class =
                     crate::ErrorClass::from_code(st.error).unwrap_or(crate::ErrorClass::Other);
