@@ -876,8 +876,8 @@ impl<D: ?Sized> fmt::Debug for RequestCollection<'_, D> {
 
 impl<D: ?Sized> Drop for RequestCollection<'_, D> {
     fn drop(&mut self) {
-        let n = self.incomplete();
-        if n != 0 && std::thread::panicking() {
+        if std::thread::panicking() && self.incomplete() != 0 {
+            let n = self.incomplete();
             // Waiting could hang the unwinding, and what the requests use (`keep`)
             // is about to be freed.
             oxmpi_core::runtime::abort(
