@@ -438,6 +438,7 @@ impl Builder {
             pc: 0,
             tag: 0,
             owned: None,
+            failed: None,
         })
     }
 }
@@ -453,6 +454,9 @@ pub struct Schedule {
     /// that stays put when moved): freed with it, or handed back by
     /// [`into_owned`](Self::into_owned) once it completed.
     owned: Option<Vec<u64>>,
+    /// The error a run failed with while operations of it were still in
+    /// flight: reported once they are over (see [`Schedule::advance`]).
+    failed: Option<MpiError>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -472,7 +476,16 @@ impl std::fmt::Debug for Schedule {
 impl Drop for Schedule {
     fn drop(&mut self) {
         if let Some(parts) = self.parts.take() {
-            give_parts(parts);
+            if parts.in_flight.is_empty() {
+                give_parts(parts);
+            } else {
+                // Operations of it still in flight (the engine torn down under
+                // a running collective) may land in the temporaries or read
+                // the owned buffer: keep both for good rather than free them
+                // under the engine's feet, or hand them to the next schedule.
+                std::mem::forget(parts);
+                std::mem::forget(self.owned.take());
+            }
         }
     }
 }
@@ -531,14 +544,23 @@ impl Schedule {
 
     /// Makes a schedule that ran (to completion or to an error) ready to run
     /// again from its first step, with the same tag: a persistent collective's
-    /// MPI_Start. Operations a failed run left in flight are forgotten (as when a
-    /// failed non-blocking collective's schedule is dropped), and the
-    /// temporaries are zeroed again (algorithms may count on fresh ones).
+    /// MPI_Start. A run ends only once none of its operations is in flight (a
+    /// failed one too, see [`advance`](Self::advance)), so nothing the engine
+    /// still uses is zeroed here; the temporaries are zeroed again
+    /// (algorithms may count on fresh ones).
     pub(crate) fn restart(&mut self) {
         let parts = self.parts.as_mut().expect("schedule without its parts");
-        parts.in_flight.clear();
+        if !parts.in_flight.is_empty() {
+            // A run cut short before it settled: start afresh in fresh memory,
+            // leaving the old arena to what may still land in it.
+            let words = parts.arena.len();
+            std::mem::forget(std::mem::take(&mut parts.arena));
+            parts.arena = vec![0; words];
+            parts.in_flight.clear();
+        }
         parts.arena.fill(0);
         self.pc = 0;
+        self.failed = None;
     }
 
     /// Removes finished operations; the first error among them fails the schedule.
@@ -562,7 +584,45 @@ impl Schedule {
     }
 
     /// Runs as far as possible; `Ok(true)` once every step has completed.
+    ///
+    /// A run that fails (a step's error, or a finished operation's) with
+    /// operations still in flight does not report the error at once: its
+    /// receives and unfinished sends are cancelled and the error comes once
+    /// every one of them is over. Until then they may still write the
+    /// temporaries and read or write the caller's buffers, which the caller
+    /// may reuse or free as soon as the request completes (MPI_Wait, or at
+    /// once after MPI_Request_free), and the schedule is dropped then.
     pub(crate) fn advance(&mut self, st: &mut State) -> Result<bool> {
+        if self.failed.is_none() {
+            match self.run_steps(st) {
+                Err(err) => self.failed = Some(err),
+                done => return done,
+            }
+            let parts = self.parts.as_mut().expect("schedule without its parts");
+            for &r in &parts.in_flight {
+                if st.req(r).is_some_and(|e| !e.done) {
+                    // Not cancellable (a matched transfer): it finishes on its own.
+                    let _ = st.cancel(r);
+                }
+            }
+        }
+        let parts = self.parts.as_mut().expect("schedule without its parts");
+        parts.in_flight.retain(|&r| match st.req(r) {
+            Some(e) if e.done => {
+                st.remove_request(r);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        });
+        if !parts.in_flight.is_empty() {
+            return Ok(false);
+        }
+        Err(self.failed.take().expect("a failed run keeps its error"))
+    }
+
+    /// The steps from `pc` on, as far as they go (see [`advance`](Self::advance)).
+    fn run_steps(&mut self, st: &mut State) -> Result<bool> {
         let parts = self.parts.as_mut().expect("schedule without its parts");
         let Parts {
             steps,
