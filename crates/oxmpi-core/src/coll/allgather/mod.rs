@@ -97,10 +97,12 @@ fn select(n: i32, total: usize) -> Result<&'static str> {
     super::select::choose("allgather", &TABLE, &Shape::new(n, total))
 }
 
-/// # Safety
-/// As [`allgather`].
+/// The schedule of an allgather over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule(
+fn schedule(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -201,19 +203,17 @@ pub(crate) fn allgather(
             return Ok(());
         }
     }
-    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
-    let b = unsafe {
-        schedule(
-            "MPI_Allgather",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recv.ptr(),
-            recvcount,
-            recvtype,
-            comm,
-        )
-    }?;
+    // The descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
+    let b = schedule(
+        "MPI_Allgather",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recv.ptr(),
+        recvcount,
+        recvtype,
+        comm,
+    )?;
     super::run(b, "MPI_Allgather")
 }
 
@@ -243,10 +243,12 @@ pub(crate) unsafe fn iallgather(
     )?)
 }
 
-/// # Safety
-/// As [`allgatherv`].
+/// The schedule of an allgatherv over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule_v(
+fn schedule_v(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -384,20 +386,18 @@ pub(crate) fn allgatherv(
             return Ok(());
         }
     }
-    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
-    let b = unsafe {
-        schedule_v(
-            "MPI_Allgatherv",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recv.ptr(),
-            recvcounts,
-            displs,
-            recvtype,
-            comm,
-        )
-    }?;
+    // The descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
+    let b = schedule_v(
+        "MPI_Allgatherv",
+        sendbuf,
+        sendcount,
+        sendtype,
+        recv.ptr(),
+        recvcounts,
+        displs,
+        recvtype,
+        comm,
+    )?;
     super::run(b, "MPI_Allgatherv")
 }
 

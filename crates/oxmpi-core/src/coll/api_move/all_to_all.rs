@@ -210,21 +210,8 @@ pub fn alltoallv(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    alltoallv_check("MPI_Alltoallv", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        alltoall::alltoallv(
-            send.as_ref().map(|s| s.ptr()),
-            sb.counts,
-            sb.displs,
-            sdt(&send),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    alltoall::alltoallv(send, sb.counts, sb.displs, recv, rb.counts, rb.displs, comm)
 }
 
 /// MPI_Ialltoallv: as [`alltoallv`], the buffers kept by `scope` until the request completes.

@@ -30,7 +30,6 @@ pub(crate) use all_to_all::{allgather_check, alltoall_check};
 pub use neighborhood::*;
 pub use reduce_scatter_blocks::*;
 pub use rooted::*;
-pub(crate) use rooted::{gather_args, scatter_args};
 
 pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
@@ -46,12 +45,12 @@ fn rdt<'d>(r: &Option<RecvBuf<'_, 'd>>) -> &'d Datatype {
 
 /// Where a descriptor that is not significant here is missing: an address the raw
 /// kernels receive but, on this rank, never reach.
-fn nowhere() -> *mut u8 {
+pub(crate) fn nowhere() -> *mut u8 {
     std::ptr::NonNull::<u8>::dangling().as_ptr()
 }
 
 /// This rank holds the root's buffer of a rooted collective.
-fn at_root(comm: &Comm, root: i32) -> bool {
+pub(crate) fn at_root(comm: &Comm, root: i32) -> bool {
     if comm.is_inter() {
         root == ROOT
     } else {
@@ -60,7 +59,13 @@ fn at_root(comm: &Comm, root: i32) -> bool {
 }
 
 /// `n` consecutive blocks of `count` elements fit in a descriptor of `cap` elements.
-fn check_uniform(call: &str, arg: &str, cap: usize, count: usize, n: usize) -> Result<()> {
+pub(crate) fn check_uniform(
+    call: &str,
+    arg: &str,
+    cap: usize,
+    count: usize,
+    n: usize,
+) -> Result<()> {
     if count.checked_mul(n).is_none_or(|k| k > cap) {
         return Err(MpiError::arg(
             ErrorClass::Buffer,
@@ -138,7 +143,7 @@ fn check_layout(
 }
 
 /// A buffer the call needs on this rank.
-fn needed(call: &str, arg: &str) -> MpiError {
+pub(crate) fn needed(call: &str, arg: &str) -> MpiError {
     MpiError::arg(
         ErrorClass::Buffer,
         call,

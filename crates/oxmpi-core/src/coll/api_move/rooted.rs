@@ -98,31 +98,8 @@ pub fn gatherv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let a = gather_args(
-        "MPI_Gatherv",
-        &send,
-        &recv,
-        Some(recvcounts),
-        displs,
-        0,
-        root,
-        comm,
-    )?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `gather`.
-    unsafe {
-        gather::gatherv(
-            a.send,
-            sc,
-            sdt(&send),
-            a.recv,
-            recvcounts,
-            displs,
-            rdt(&recv),
-            root,
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    gather::gatherv(send, recv, recvcounts, displs, root, comm)
 }
 
 /// MPI_Igatherv: as [`gatherv`], the buffers kept by `scope` until the request completes.
@@ -236,30 +213,8 @@ pub fn scatterv(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let sp = scatter_args(
-        "MPI_Scatterv",
-        &send,
-        Some(sendcounts),
-        displs,
-        0,
-        root,
-        comm,
-    )?;
-    let rc = recv.as_ref().map_or(0, |r| r.count());
-    // SAFETY: as in `gather`.
-    unsafe {
-        scatter::scatterv(
-            sp,
-            sendcounts,
-            displs,
-            sdt(&send),
-            recv.as_ref().map(|r| r.ptr()),
-            rc,
-            rdt(&recv),
-            root,
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    scatter::scatterv(send, sendcounts, displs, recv, root, comm)
 }
 
 /// MPI_Iscatterv: as [`scatterv`], the buffers kept by `scope` until the request completes.
