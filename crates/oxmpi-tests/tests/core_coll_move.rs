@@ -93,7 +93,7 @@ fn blocks_outside_their_buffers_are_errors() {
 }
 
 #[test]
-fn failed_nonblocking_collective_leaves_nothing_in_flight() {
+fn failed_or_freed_nonblocking_collective_leaves_nothing_in_flight() {
     let run = common::run(3, PROG, &["failed"]);
     assert!(
         run.code() == Some(0) && run.stdout().contains("failed: ok"),

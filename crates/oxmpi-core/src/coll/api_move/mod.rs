@@ -35,14 +35,6 @@ pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
 }
 
-fn sdt<'d>(s: &Option<SendBuf<'_, 'd>>) -> &'d Datatype {
-    dt(s.as_ref().and_then(|s| s.datatype()))
-}
-
-fn rdt<'d>(r: &Option<RecvBuf<'_, 'd>>) -> &'d Datatype {
-    dt(r.as_ref().and_then(|r| r.datatype()))
-}
-
 /// Where a descriptor that is not significant here is missing: an address the raw
 /// kernels receive but, on this rank, never reach.
 pub(crate) fn nowhere() -> *mut u8 {
