@@ -133,6 +133,7 @@ mod handle;
 mod lend;
 pub(crate) mod pack;
 mod region;
+pub(crate) mod schedmem;
 #[cfg(test)]
 mod tests;
 
