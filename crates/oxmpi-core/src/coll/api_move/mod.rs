@@ -6,11 +6,14 @@
 //! elements of its datatype. The per-rank blocks the call names (`n * count` for the
 //! uniform forms; `counts[i]` elements from displacement `displs[i]` for the v forms,
 //! in elements of the descriptor's datatype) are checked to lie inside it before the
-//! raw kernel runs: a block reaching outside is MPI_ERR_BUFFER, a count or
+//! kernel builds its schedule: a block reaching outside is MPI_ERR_BUFFER, a count or
 //! displacement array shorter than the group MPI_ERR_ARG. A buffer significant only
 //! at the root (`None` elsewhere) must be given where this rank is the root (the
 //! rank `root` of an intracommunicator; MPI_ROOT on an intercommunicator).
-//! `send: None` is MPI_IN_PLACE, read as the raw kernels read it.
+//! `send: None` is MPI_IN_PLACE, read as the kernels read it. An immediate call
+//! lends its descriptors for `'static` to the request it returns (`lend(scope)`:
+//! the scope keeps `'a` alive until the request completes); the kernels take
+//! them so, and none of this module's functions holds `unsafe`.
 
 use super::inter::ROOT;
 use super::{allgather, alltoall, gather, neighbor, reduce_scatter, scatter};
