@@ -73,7 +73,8 @@ pub(crate) fn check_uniform(
 }
 
 /// Block `i` (`counts[i]` elements from element `displs[i]`) lies inside a
-/// descriptor of `cap` elements, for each of the `n` ranks.
+/// descriptor of `cap` elements, for each of the `n` ranks (the rule of
+/// [`VLayout::check`](crate::buf::elems::VLayout::check), the blocking v forms' check).
 #[allow(clippy::too_many_arguments)]
 fn check_blocks(
     call: &str,
@@ -85,36 +86,8 @@ fn check_blocks(
     displs: &[isize],
     n: usize,
 ) -> Result<()> {
-    if counts.len() < n {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            call,
-            counts_arg,
-            format!("has {} entries for {n} ranks", counts.len()),
-        ));
-    }
-    if displs.len() < n {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            call,
-            displs_arg,
-            format!("has {} entries for {n} ranks", displs.len()),
-        ));
-    }
-    for (i, (&c, &d)) in counts[..n].iter().zip(&displs[..n]).enumerate() {
-        if c == 0 {
-            continue;
-        }
-        if d < 0 || (d as usize).checked_add(c).is_none_or(|end| end > cap) {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                call,
-                arg,
-                format!("block {i} ({c} elements at displacement {d}) reaches outside its {cap} elements"),
-            ));
-        }
-    }
-    Ok(())
+    crate::buf::elems::VLayout::check(call, arg, counts_arg, displs_arg, cap, counts, displs, n)
+        .map(|_| ())
 }
 
 /// The blocks of `n` ranks lie inside a descriptor of `cap` elements: `n` blocks of
