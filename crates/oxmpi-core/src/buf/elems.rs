@@ -217,18 +217,21 @@ impl<'a> ElemsMut<'a> {
     where
         'a: 's,
     {
-        let same = match send.datatype() {
-            Some(d) => {
-                std::ptr::eq(d, self.dt)
-                    || (d.size() == self.shape.size
-                        && d.extent() == self.shape.ext
-                        && d.true_lb() == self.shape.lb
-                        && d.true_extent() == self.shape.true_ext)
-            }
-            None => self.shape.size == 1 && self.shape.ext == 1 && self.shape.contig,
-        };
+        // What the views read of the input is the span of `count` elements (the
+        // data blocks of the output's type lie inside it): the same count, extent
+        // and true bounds give the input's own span, which its contract covers.
+        let same = send.count() == self.count
+            && match send.datatype() {
+                Some(d) => {
+                    std::ptr::eq(d, self.dt)
+                        || (d.extent() == self.shape.ext
+                            && d.true_lb() == self.shape.lb
+                            && d.true_extent() == self.shape.true_ext)
+                }
+                None => self.shape.ext == 1 && self.shape.lb == 0 && self.shape.true_ext == 1,
+            };
         assert!(
-            same && send.count() == self.count,
+            same,
             "sibling: the input's layout differs from the output's"
         );
         Elems {

@@ -138,7 +138,7 @@ pub(crate) mod schedmem;
 mod tests;
 
 pub(crate) use blocks::check_w;
-pub use blocks::{RecvBlocks, SendBlocks};
+pub use blocks::{BlockLists, RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;

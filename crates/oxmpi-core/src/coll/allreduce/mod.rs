@@ -210,7 +210,7 @@ pub(crate) fn owned_schedule(
 /// MPI_Allreduce; `send: None` is MPI_IN_PLACE (the input is `recv`).
 pub fn allreduce(
     send: Option<SendBuf<'_, '_>>,
-    recv: RecvBuf<'_, '_>,
+    mut recv: RecvBuf<'_, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
@@ -231,7 +231,6 @@ pub fn allreduce(
                 ),
             )? {
                 super::select::ran_shm(super::select::Op::ALLREDUCE);
-                let mut recv = recv;
                 return super::shm::allreduce(sess, send.as_ref(), &mut recv, k, op);
             }
         }

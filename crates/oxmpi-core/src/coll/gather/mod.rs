@@ -279,6 +279,43 @@ pub(crate) struct GatherArgs<'c> {
     pub(crate) layout: Option<VLayout<'c>>,
 }
 
+/// The root's buffer of a rooted call, `buf` (its address and capacity in
+/// elements; `args`: its name and its counts array's): at the root it is needed
+/// (MPI_ERR_BUFFER) and must hold `n` blocks of `count` (`counts: None`) or the
+/// v form's blocks, whose checked layout is returned; elsewhere it is not
+/// significant: an address never reached.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn root_side<'c>(
+    call: &str,
+    args: (&str, &str),
+    buf: Option<(*mut u8, usize)>,
+    counts: Option<&'c [usize]>,
+    displs: &'c [isize],
+    count: usize,
+    root: i32,
+    comm: &Comm,
+) -> Result<(*mut u8, Option<VLayout<'c>>)> {
+    use super::api_move::{at_root, check_uniform, needed, nowhere};
+    let (arg, counts_arg) = args;
+    if !at_root(comm, root) {
+        return Ok((nowhere(), None));
+    }
+    let Some((p, cap)) = buf else {
+        return Err(needed(call, arg));
+    };
+    let n = comm.peer_group_size().max(0) as usize;
+    let layout = match counts {
+        None => {
+            check_uniform(call, arg, cap, count, n)?;
+            None
+        }
+        Some(c) => Some(VLayout::check(
+            call, arg, counts_arg, "displs", cap, c, displs, n,
+        )?),
+    };
+    Ok((p, layout))
+}
+
 /// The layout check of a gather (`recvcounts: None`: `n` blocks of `count`) or
 /// gatherv (block `j`: `recvcounts[j]` elements at `displs[j]`) on every
 /// communicator, blocking or not: at the root (`root`, or MPI_ROOT on an
@@ -296,32 +333,17 @@ pub(crate) fn gather_args<'c>(
     root: i32,
     comm: &Comm,
 ) -> Result<GatherArgs<'c>> {
-    use super::api_move::{at_root, check_uniform, needed, nowhere};
-    let (recv, layout) = match recv {
-        Some(r) if at_root(comm, root) => {
-            let n = comm.peer_group_size().max(0) as usize;
-            let layout = match recvcounts {
-                None => {
-                    check_uniform(call, "recvbuf", r.count(), count, n)?;
-                    None
-                }
-                Some(c) => Some(VLayout::check(
-                    call,
-                    "recvbuf",
-                    "recvcounts",
-                    "displs",
-                    r.count(),
-                    c,
-                    displs,
-                    n,
-                )?),
-            };
-            (r.ptr(), layout)
-        }
-        Some(_) => (nowhere(), None),
-        None if at_root(comm, root) => return Err(needed(call, "recvbuf")),
-        None => (nowhere(), None),
-    };
+    let recv_side = recv.as_ref().map(|r| (r.ptr(), r.count()));
+    let (recv, layout) = root_side(
+        call,
+        ("recvbuf", "recvcounts"),
+        recv_side,
+        recvcounts,
+        displs,
+        count,
+        root,
+        comm,
+    )?;
     // Without a send buffer the schedule either reads the root's block of the
     // receive buffer (in place, checked above) or refuses.
     Ok(GatherArgs {

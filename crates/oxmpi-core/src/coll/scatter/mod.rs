@@ -359,41 +359,18 @@ pub(crate) fn scatter_args<'c>(
     root: i32,
     comm: &Comm,
 ) -> Result<ScatterArgs<'c>> {
-    use super::api_move::{at_root, check_uniform, needed, nowhere};
-    Ok(match send {
-        Some(s) if at_root(comm, root) => {
-            let n = comm.peer_group_size().max(0) as usize;
-            let layout = match sendcounts {
-                None => {
-                    check_uniform(call, "sendbuf", s.count(), count, n)?;
-                    None
-                }
-                Some(c) => Some(VLayout::check(
-                    call,
-                    "sendbuf",
-                    "sendcounts",
-                    "displs",
-                    s.count(),
-                    c,
-                    displs,
-                    n,
-                )?),
-            };
-            ScatterArgs {
-                send: s.ptr(),
-                layout,
-            }
-        }
-        Some(_) => ScatterArgs {
-            send: nowhere(),
-            layout: None,
-        },
-        None if at_root(comm, root) => return Err(needed(call, "sendbuf")),
-        None => ScatterArgs {
-            send: nowhere(),
-            layout: None,
-        },
-    })
+    let side = send.as_ref().map(|s| (s.ptr().cast_mut(), s.count()));
+    let (send, layout) = super::gather::root_side(
+        call,
+        ("sendbuf", "sendcounts"),
+        side,
+        sendcounts,
+        displs,
+        count,
+        root,
+        comm,
+    )?;
+    Ok(ScatterArgs { send, layout })
 }
 
 /// MPI_Iscatterv, as [`scatterv`] (the same checked layout),
