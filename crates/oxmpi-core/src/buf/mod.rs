@@ -126,6 +126,7 @@ mod lend;
 pub(crate) mod pack;
 mod region;
 mod runs;
+pub(crate) mod schedmem;
 #[cfg(test)]
 mod tests;
 

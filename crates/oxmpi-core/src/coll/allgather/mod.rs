@@ -217,26 +217,28 @@ pub(crate) fn allgather(
     super::run(b, "MPI_Allgather")
 }
 
-/// MPI_Iallgather.
-///
-/// # Safety
-/// As [`allgather`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iallgather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Iallgather, as [`allgather`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iallgather(
+    send: Option<SendBuf<'static, '_>>,
+    recv: RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Iallgather";
+    crate::coll::api_move::allgather_check(CALL, &recv, None, &[], recvcount, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
     super::start(schedule(
-        "MPI_Iallgather",
-        sendbuf,
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
         recvcount,
         recvtype,
         comm,
@@ -401,27 +403,29 @@ pub(crate) fn allgatherv(
     super::run(b, "MPI_Allgatherv")
 }
 
-/// MPI_Iallgatherv.
-///
-/// # Safety
-/// As [`allgatherv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iallgatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Iallgatherv, as [`allgatherv`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iallgatherv(
+    send: Option<SendBuf<'static, '_>>,
+    recv: RecvBuf<'static, '_>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Iallgatherv";
+    crate::coll::api_move::allgather_check(CALL, &recv, Some(recvcounts), displs, 0, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
     super::start(schedule_v(
-        "MPI_Iallgatherv",
-        sendbuf,
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
         recvcounts,
         displs,
         recvtype,

@@ -257,26 +257,29 @@ pub(crate) fn alltoall(
     super::run(b, "MPI_Alltoall")
 }
 
-/// MPI_Ialltoall.
-///
-/// # Safety
-/// As [`alltoall`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ialltoall(
-    sendbuf: Option<*const u8>,
+/// MPI_Ialltoall, as [`alltoall`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn ialltoall(
+    send: Option<SendBuf<'static, '_>>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: RecvBuf<'static, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Ialltoall";
+    crate::coll::api_move::alltoall_check(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
     super::start(schedule(
-        "MPI_Ialltoall",
+        CALL,
         sendbuf,
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
         recvcount,
         recvtype,
         comm,
@@ -577,31 +580,32 @@ pub(crate) fn alltoallv(
     super::run(b, CALL)
 }
 
-/// MPI_Ialltoallv.
-///
-/// # Safety
-/// As [`alltoallv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ialltoallv(
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+/// MPI_Ialltoallv: block `i` of each side is `counts[i]` elements at
+/// `displs[i]` (every block checked against its descriptor first),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn ialltoallv(
+    send: Option<SendBuf<'static, '_>>,
+    sb: crate::coll::api_move::Blocks<'_>,
+    recv: RecvBuf<'static, '_>,
+    rb: crate::coll::api_move::Blocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Ialltoallv";
+    crate::coll::api_move::alltoallv_check(CALL, &send, &sb, &recv, &rb, comm)?;
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
     super::start(schedule_v(
-        "MPI_Ialltoallv",
-        sendbuf,
-        sendcounts,
-        sdispls,
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
+        sb.counts,
+        sb.displs,
         sendtype,
-        recvbuf,
-        recvcounts,
-        rdispls,
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
         recvtype,
         comm,
     )?)

@@ -6,11 +6,14 @@
 //! elements of its datatype. The per-rank blocks the call names (`n * count` for the
 //! uniform forms; `counts[i]` elements from displacement `displs[i]` for the v forms,
 //! in elements of the descriptor's datatype) are checked to lie inside it before the
-//! raw kernel runs: a block reaching outside is MPI_ERR_BUFFER, a count or
+//! kernel builds its schedule: a block reaching outside is MPI_ERR_BUFFER, a count or
 //! displacement array shorter than the group MPI_ERR_ARG. A buffer significant only
 //! at the root (`None` elsewhere) must be given where this rank is the root (the
 //! rank `root` of an intracommunicator; MPI_ROOT on an intercommunicator).
-//! `send: None` is MPI_IN_PLACE, read as the raw kernels read it.
+//! `send: None` is MPI_IN_PLACE, read as the kernels read it. An immediate call
+//! lends its descriptors for `'static` to the request it returns (`lend(scope)`:
+//! the scope keeps `'a` alive until the request completes); the kernels take
+//! them so, and none of this module's functions holds `unsafe`.
 
 use super::inter::ROOT;
 use super::{allgather, alltoall, gather, neighbor, reduce_scatter, scatter};
@@ -33,14 +36,6 @@ pub use rooted::*;
 
 pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
-}
-
-fn sdt<'d>(s: &Option<SendBuf<'_, 'd>>) -> &'d Datatype {
-    dt(s.as_ref().and_then(|s| s.datatype()))
-}
-
-fn rdt<'d>(r: &Option<RecvBuf<'_, 'd>>) -> &'d Datatype {
-    dt(r.as_ref().and_then(|r| r.datatype()))
 }
 
 /// Where a descriptor that is not significant here is missing: an address the raw
@@ -78,7 +73,8 @@ pub(crate) fn check_uniform(
 }
 
 /// Block `i` (`counts[i]` elements from element `displs[i]`) lies inside a
-/// descriptor of `cap` elements, for each of the `n` ranks.
+/// descriptor of `cap` elements, for each of the `n` ranks (the rule of
+/// [`VLayout::check`](crate::buf::elems::VLayout::check), the blocking v forms' check).
 #[allow(clippy::too_many_arguments)]
 fn check_blocks(
     call: &str,

@@ -485,31 +485,25 @@ pub(crate) fn gather(
     super::run(b, "MPI_Gather")
 }
 
-/// MPI_Igather.
-///
-/// # Safety
-/// As [`gather`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn igather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Igather, as [`gather`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn igather(
+    send: Option<SendBuf<'static, '_>>,
+    recv: Option<RecvBuf<'static, '_>>,
     recvcount: usize,
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Igather";
+    let a = gather_args(CALL, &send, &recv, None, &[], recvcount, root, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule(
-        "MPI_Igather",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
+        CALL, a.send, sendcount, sendtype, a.recv, recvcount, recvtype, root, comm,
     )?)
 }
 
@@ -662,32 +656,25 @@ pub(crate) fn gatherv(
     super::run(b, CALL)
 }
 
-/// MPI_Igatherv.
-///
-/// # Safety
-/// As [`gatherv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn igatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Igatherv, as [`gatherv`] (the same checked layout),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn igatherv(
+    send: Option<SendBuf<'static, '_>>,
+    recv: Option<RecvBuf<'static, '_>>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Igatherv";
+    let a = gather_args(CALL, &send, &recv, Some(recvcounts), displs, 0, root, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule_v(
-        "MPI_Igatherv",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcounts,
-        displs,
-        recvtype,
-        root,
-        comm,
+        CALL, a.send, sendcount, sendtype, a.recv, recvcounts, displs, recvtype, root, comm,
     )?)
 }

@@ -209,31 +209,26 @@ pub(crate) fn scatter(
     super::run(b, "MPI_Scatter")
 }
 
-/// MPI_Iscatter.
-///
-/// # Safety
-/// As [`scatter`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iscatter(
-    sendbuf: *const u8,
+/// MPI_Iscatter, as [`scatter`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iscatter(
+    send: Option<SendBuf<'static, '_>>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<RecvBuf<'static, '_>>,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Iscatter";
+    let sendbuf = scatter_args(CALL, &send, None, &[], sendcount, root, comm)?.send;
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule(
-        "MPI_Iscatter",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
+        CALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )?)
 }
 
@@ -378,32 +373,26 @@ pub(crate) fn scatter_args<'c>(
     Ok(ScatterArgs { send, layout })
 }
 
-/// MPI_Iscatterv.
-///
-/// # Safety
-/// As [`scatterv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iscatterv(
-    sendbuf: *const u8,
+/// MPI_Iscatterv, as [`scatterv`] (the same checked layout),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iscatterv(
+    send: Option<SendBuf<'static, '_>>,
     sendcounts: &[usize],
     displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<RecvBuf<'static, '_>>,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Iscatterv";
+    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, root, comm)?;
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule_v(
-        "MPI_Iscatterv",
-        sendbuf,
-        sendcounts,
-        displs,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
+        CALL, a.send, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )?)
 }
