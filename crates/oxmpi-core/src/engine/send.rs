@@ -197,13 +197,15 @@ impl State {
         let Path::Shm { local } = p.path else {
             return false;
         };
-        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
+        // The compact header of a small message (pt2pt/wire.rs `encode_whole`).
+        let hl = hdr.whole_len();
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - hl {
             return false;
         }
         // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pushes to any ring while we do.
         let pushed = unsafe {
-            shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
-                let hl = hdr.encode(cell);
+            shm.try_push_exclusive(local, hl + data.len(), |cell| {
+                let hl = hdr.encode_whole(cell);
                 copy_small(&mut cell[hl..], data);
                 hl + data.len()
             })
@@ -638,9 +640,16 @@ pub(super) fn copy_small(dst: &mut [u8], src: &[u8]) {
     if (8..=16).contains(&n) {
         dst[..8].copy_from_slice(&src[..8]);
         dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if (17..=32).contains(&n) {
+        // The rest of what fits one ring slot with the compact header (pt2pt/wire.rs).
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..]);
     } else if (4..8).contains(&n) {
         dst[..4].copy_from_slice(&src[..4]);
         dst[n - 4..].copy_from_slice(&src[n - 4..]);
+    } else if (33..=64).contains(&n) {
+        dst[..32].copy_from_slice(&src[..32]);
+        dst[n - 32..].copy_from_slice(&src[n - 32..]);
     } else {
         dst.copy_from_slice(src);
     }
@@ -652,9 +661,9 @@ mod tests {
 
     #[test]
     fn copy_small_copies_every_length_exactly() {
-        let src: Vec<u8> = (1..=40).collect();
-        for n in 0..=40 {
-            let mut dst = vec![0u8; 48];
+        let src: Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            let mut dst = vec![0u8; 88];
             copy_small(&mut dst, &src[..n]);
             assert_eq!(&dst[..n], &src[..n], "length {n}");
             assert!(
