@@ -197,14 +197,13 @@ impl State {
         let Path::Shm { local } = p.path else {
             return false;
         };
-        // The compact header of a small message (pt2pt/wire.rs `encode_whole`).
-        let hl = hdr.whole_len();
-        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - hl {
+        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
             return false;
         }
         // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pushes to any ring while we do.
         let pushed = unsafe {
-            shm.try_push_exclusive(local, hl + data.len(), |cell| {
+            shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
+                // The compact header of a small message (at most HEADER_LEN bytes).
                 let hl = hdr.encode_whole(cell);
                 copy_small(&mut cell[hl..], data);
                 hl + data.len()

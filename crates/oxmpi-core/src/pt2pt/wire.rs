@@ -181,7 +181,7 @@ impl Header {
     /// Whether [`Header::encode_whole`] writes this header in the compact form.
     #[inline]
     fn is_small(&self) -> bool {
-        self.kind == Kind::Eager && self.rreq == 0 && self.len <= SMALL_LEN_MAX
+        self.kind == Kind::Eager && (self.rreq | self.len >> 16) == 0
     }
 
     /// Bytes [`Header::encode_whole`] writes for this header.
@@ -198,31 +198,36 @@ impl Header {
     }
 
     /// Writes the header at the start of `buf` in its shortest form and returns its
-    /// length ([`Header::whole_len`]): an eager message's compact header
-    /// ([`SMALL_HEADER_LEN`]) when its length fits 16 bits, else as [`Header::encode`].
-    /// For a packet whose payload follows at the returned offset (not for the outbox,
-    /// which places fragments at fixed offsets).
+    /// length ([`Header::whole_len`], at most [`HEADER_LEN`]): an eager message's
+    /// compact header ([`SMALL_HEADER_LEN`]) when its length fits 16 bits, else as
+    /// [`Header::encode`]. For a packet whose payload follows at the returned offset
+    /// (not for the outbox, which places fragments at fixed offsets).
     #[inline]
     pub fn encode_whole(&self, buf: &mut [u8]) -> usize {
         if !self.is_small() {
             return self.encode(buf);
         }
-        let has_sreq = self.sreq != 0;
-        let has_sig = self.sig != 0;
-        let kind = SMALL_KIND
-            | if has_sreq { SMALL_SREQ } else { 0 }
-            | if has_sig { SMALL_SIG } else { 0 };
-        let word0 = u64::from(kind)
+        let (has_sreq, has_sig) = (self.sreq != 0, self.sig != 0);
+        let opt = has_sreq as u8 * SMALL_SREQ | has_sig as u8 * SMALL_SIG;
+        let word0 = u64::from(SMALL_KIND | opt)
             | u64::from(self.flags) << 8
             | self.len << 16
             | u64::from(self.context) << 32;
         let word1 = u64::from(self.source as u32) | u64::from(self.tag as u32) << 32;
+        if let Some(out) = buf.get_mut(..SMALL_HEADER_LEN + 16) {
+            // Room for the longest form (the ring's cells always have it): all four
+            // words without a branch, the optional ones packed to the front; the
+            // payload written after the returned length overwrites what is unused.
+            let word2 = if has_sreq { self.sreq } else { self.sig };
+            put_words(out, &[word0, word1, word2, self.sig]);
+            return SMALL_HEADER_LEN + 8 * (has_sreq as usize + has_sig as usize);
+        }
         // One bounds check per form, the words at fixed offsets.
-        match (has_sreq, has_sig) {
-            (false, false) => put_words(buf, &[word0, word1]),
-            (true, false) => put_words(buf, &[word0, word1, self.sreq]),
-            (false, true) => put_words(buf, &[word0, word1, self.sig]),
-            (true, true) => put_words(buf, &[word0, word1, self.sreq, self.sig]),
+        match opt {
+            0 => put_words(buf, &[word0, word1]),
+            SMALL_SREQ => put_words(buf, &[word0, word1, self.sreq]),
+            SMALL_SIG => put_words(buf, &[word0, word1, self.sig]),
+            _ => put_words(buf, &[word0, word1, self.sreq, self.sig]),
         }
     }
 
@@ -394,6 +399,10 @@ mod tests {
                     ..base
                 };
                 assert_eq!(h.whole_len(), want);
+                // Room for every form (the branch-free path) and just enough.
+                let mut roomy = [0xaau8; 64];
+                assert_eq!(h.encode_whole(&mut roomy), want);
+                assert_eq!(Header::decode(&roomy).unwrap().0, h);
                 let mut buf = [0u8; 64];
                 let n = h.encode_whole(&mut buf[..want + 5]);
                 assert_eq!(n, want);

@@ -260,8 +260,11 @@ impl ShmSegment {
         // claiming it would only move it back and forth): the consumer last wrote them
         // (clearing their state words), so our next push would wait for each.
         let at = self.slot_of(next);
-        for k in 1..PREFETCH_SLOTS.min(slots as usize - at) {
-            prefetch_write(self.slot_ptr(ring, at + k));
+        if at + PREFETCH_SLOTS <= slots as usize {
+            let p = self.slot_ptr(ring, at);
+            for k in 1..PREFETCH_SLOTS {
+                prefetch_write(p.wrapping_add(k * SLOT));
+            }
         }
         true
     }
@@ -319,8 +322,16 @@ impl ShmSegment {
             .min(CELL_PAYLOAD)
             .min((self.slots() - index) * SLOT - STATE_LEN);
         // The packet's other lines, while its header is decoded.
-        for k in 1..slots_for(len).min(PREFETCH_SLOTS) {
-            prefetch_read(self.slot_ptr(ring, index + k));
+        // (A packet never wraps, so its lines follow the first; unrolled: a loop's
+        // bookkeeping cost as much as the hints.)
+        if len > SLOT - STATE_LEN {
+            prefetch_read(slot.wrapping_add(SLOT));
+            if len > 2 * SLOT - STATE_LEN {
+                prefetch_read(slot.wrapping_add(2 * SLOT));
+                if len > 3 * SLOT - STATE_LEN {
+                    prefetch_read(slot.wrapping_add(3 * SLOT));
+                }
+            }
         }
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
         // frees the packet's slots by advancing `head`.
