@@ -156,6 +156,15 @@ fn gatherv_scatterv_shared_memory_path() {
     }
 }
 
+/// NULL with a nonzero count of a non-contiguous datatype (data in the null page) in
+/// every collective form: MPI_ERR_BUFFER naming the call and the argument on every
+/// rank, no crash, and the communicator still in step afterwards.
+#[test]
+fn collectives_given_null_buffers_of_noncontiguous_types_return_err_buffer() {
+    assert!(ok(3, "coll_null_noncontig").contains("all checks passed"));
+    ok(1, "coll_null_noncontig");
+}
+
 #[test]
 fn communicators_attributes_groups_intercommunicators() {
     for n in [1, 2, 3, 4, 5] {

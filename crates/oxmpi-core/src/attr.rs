@@ -9,15 +9,18 @@
 //!
 //! Typed attributes (the Rust API's, one value of a Rust type per keyval) are kept
 //! here too ([`create_typed_keyval`], [`Attributes::set_typed`],
-//! [`Attributes::get_typed`]): the value is a box this module makes, its keyval
+//! [`Attributes::get_typed`]): the value (`Send + Sync`: an object's attributes are
+//! reached from any thread under MPI_THREAD_MULTIPLE) is appended to the object's
+//! [`Kept`] list, whose entries are only added while the object is shared, its keyval
 //! records the value's type (checked by every typed access) and the C layer cannot
-//! set it; a value replaced, deleted or cleared is retired, not freed, until its
-//! object goes (or [`Attributes::purge`] proves no reference to it is left), so a
-//! reference `get_typed` handed out stays valid for as long as the object is borrowed.
+//! set it; a value replaced, deleted or cleared stays in the list until its object
+//! goes (or [`Attributes::purge`], with the object exclusively borrowed, drops it), so
+//! a reference `get_typed` handed out stays valid for as long as the object is
+//! borrowed: the borrow checker proves it, with no `unsafe`.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::error::{ErrorClass, MpiError, Result};
 
@@ -71,27 +74,99 @@ struct Keyval {
     typed: Option<Typed>,
 }
 
-/// What a typed keyval records of its values: their type, and the function that frees
-/// one (`free_box::<A>`).
+/// A typed attribute value (reached from any thread that reaches its object).
+type Value = Box<dyn Any + Send + Sync>;
+
+/// What a typed keyval records of its values: their type, and how a duplicate of the
+/// object gets its copy (`clone_value::<A>`; `None`: it gets none).
 #[derive(Clone, Copy)]
 struct Typed {
     type_id: TypeId,
-    free: unsafe fn(usize),
+    clone: Option<fn(&(dyn Any + Send + Sync)) -> Value>,
 }
 
-/// Frees a typed value.
-///
-/// # Safety
-/// `v` is the address of a `Box<A>` made by this module (`into_value`), not freed yet,
-/// and no reference to the value is used afterwards.
-unsafe fn free_box<A>(v: usize) {
-    // SAFETY: this fn's contract: `v` is a live `Box<A>`'s address, ours to free.
-    drop(unsafe { Box::from_raw(v as *mut A) });
+/// A clone of a typed value of `A`.
+fn clone_value<A: Clone + Send + Sync + 'static>(v: &(dyn Any + Send + Sync)) -> Value {
+    let a: &A = v
+        .downcast_ref()
+        .expect("a typed keyval's values have its type");
+    Box::new(a.clone())
 }
 
-/// A typed value as a keyval's address-sized value.
-fn into_value<A>(value: A) -> usize {
-    Box::into_raw(Box::new(value)) as usize
+/// The typed values an object was given: an append-only list (entries are added
+/// through a shared borrow and never removed while one exists), so a reference into it
+/// lives as long as the borrow of the object. Each entry has a number, the value the
+/// object's attribute table holds for it.
+#[derive(Default)]
+pub struct Kept {
+    head: OnceLock<Box<KeptNode>>,
+    next_id: std::sync::atomic::AtomicUsize,
+}
+
+struct KeptNode {
+    id: usize,
+    value: Value,
+    next: OnceLock<Box<KeptNode>>,
+}
+
+impl Kept {
+    /// Appends `value`; its number.
+    fn push(&self, value: Value) -> usize {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut node = Box::new(KeptNode {
+            id,
+            value,
+            next: OnceLock::new(),
+        });
+        let mut slot = &self.head;
+        loop {
+            match slot.get() {
+                Some(n) => slot = &n.next,
+                // Another thread may append at once: then go on past its entry.
+                None => match slot.set(node) {
+                    Ok(()) => return id,
+                    Err(back) => node = back,
+                },
+            }
+        }
+    }
+
+    /// The value numbered `id`.
+    fn get(&self, id: usize) -> Option<&(dyn Any + Send + Sync)> {
+        let mut at = self.head.get();
+        while let Some(n) = at {
+            if n.id == id {
+                return Some(&*n.value);
+            }
+            at = n.next.get();
+        }
+        None
+    }
+
+    /// Drops every value whose number `keep` refuses (the exclusive borrow proves no
+    /// reference into the list is left).
+    fn retain(&mut self, keep: impl Fn(usize) -> bool) {
+        let mut nodes = Vec::new();
+        let mut at = self.head.take();
+        while let Some(mut n) = at {
+            at = n.next.take();
+            nodes.push(n);
+        }
+        let mut slot = &mut self.head;
+        for n in nodes.into_iter().filter(|n| keep(n.id)) {
+            let _ = slot.set(n);
+            slot = &mut slot.get_mut().expect("just set").next;
+        }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        // One by one, not recursively.
+        self.retain(|_| false);
+    }
 }
 
 static KEYVALS: Mutex<Option<(i32, HashMap<i32, Keyval>)>> = Mutex::new(None);
@@ -109,19 +184,16 @@ pub fn create_keyval(kind: ObjectKind, copy: Option<CopyFn>, delete: Option<Dele
 /// A keyval for typed values of type `A` (the Rust API's attributes): set and read
 /// only with [`Attributes::set_typed`] and [`Attributes::get_typed`] for `A`;
 /// `clone_on_dup` says whether a duplicate of the object gets a clone of the value.
-pub fn create_typed_keyval<A: Clone + 'static>(kind: ObjectKind, clone_on_dup: bool) -> i32 {
-    let copy: Option<CopyFn> = clone_on_dup.then(|| {
-        Arc::new(|_key: i32, v: usize| {
-            // SAFETY: the values of a typed keyval of `A` are live `Box<A>`s made by `set_typed` or by this callback (the C layer cannot set them: `set`); the value copied is attached, so alive during the call.
-            let value = unsafe { &*(v as *const A) };
-            Ok(Some(into_value(value.clone())))
-        }) as CopyFn
-    });
+/// `A` is `Send + Sync`: the object's attributes are reached from any thread.
+pub fn create_typed_keyval<A: Clone + Send + Sync + 'static>(
+    kind: ObjectKind,
+    clone_on_dup: bool,
+) -> i32 {
     let typed = Typed {
         type_id: TypeId::of::<A>(),
-        free: free_box::<A>,
+        clone: clone_on_dup.then_some(clone_value::<A> as fn(&(dyn Any + Send + Sync)) -> Value),
     };
-    insert_keyval(kind, copy, None, Some(typed))
+    insert_keyval(kind, None, None, Some(typed))
 }
 
 fn insert_keyval(
@@ -178,6 +250,11 @@ fn bad_keyval(call: &str, keyval: i32, kind: ObjectKind) -> MpiError {
     MpiError::arg(ErrorClass::Keyval, call, "keyval", why)
 }
 
+/// What `keyval` records of typed values (`None`: not a typed keyval, or gone).
+fn typed_of(keyval: i32) -> Option<Typed> {
+    keyvals().as_ref()?.1.get(&keyval)?.typed
+}
+
 fn lookup(keyval: i32, kind: ObjectKind, call: &str, for_new: bool) -> Result<Keyval> {
     let g = keyvals();
     match g.as_ref().and_then(|(_, t)| t.get(&keyval)) {
@@ -208,15 +285,10 @@ pub struct Attributes {
     /// keyval -> (when it was first set, value).
     values: Mutex<BTreeMap<i32, (u64, usize)>>,
     kind: ObjectKind,
-    /// Typed values replaced, deleted or cleared: freed when the object goes (or by
-    /// `purge`), since a reference `get_typed` gave may still be in use until then.
-    retired: Mutex<Vec<(usize, unsafe fn(usize))>>,
-}
-
-impl Drop for Attributes {
-    fn drop(&mut self) {
-        self.purge();
-    }
+    /// Typed values, set ones and those replaced, deleted or cleared (dropped when the
+    /// object goes, or by `purge`, since a reference `get_typed` gave may still be in
+    /// use until then); the table holds a set one's number.
+    kept: Kept,
 }
 
 /// Orders attribute settings, so an object's attributes are deleted in the
@@ -237,18 +309,14 @@ impl Attributes {
         Attributes {
             values: Mutex::new(BTreeMap::new()),
             kind,
-            retired: Mutex::new(Vec::new()),
+            kept: Kept::default(),
         }
     }
 
-    /// A value going away: a typed one is retired (freed with the object), any other
-    /// goes to the keyval's delete callback.
+    /// A value going away: a typed one stays kept (dropped with the object or by
+    /// `purge`), any other goes to the keyval's delete callback.
     fn gone(&self, k: &Keyval, keyval: i32, value: usize) -> Result<()> {
-        if let Some(t) = k.typed {
-            self.retired
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push((value, t.free));
+        if k.typed.is_some() {
             return Ok(());
         }
         match &k.delete {
@@ -260,19 +328,26 @@ impl Attributes {
     /// Frees the typed values replaced or deleted so far: the exclusive borrow proves
     /// no reference [`get_typed`](Self::get_typed) gave is left.
     pub fn purge(&mut self) {
-        let retired = std::mem::take(self.retired.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for (v, free) in retired {
-            // SAFETY: `v` is a typed value's box (`free` is its keyval's `free_box::<A>`), retired once and no longer attached; no reference to it is left (`&mut self`, or the object is being dropped).
-            unsafe { free(v) };
-        }
+        let values = self.values.get_mut().unwrap_or_else(|p| p.into_inner());
+        let typed: Vec<usize> = values
+            .iter()
+            .filter(|(k, _)| typed_of(**k).is_some())
+            .map(|(_, v)| v.1)
+            .collect();
+        self.kept.retain(|id| typed.contains(&id));
     }
 
     /// MPI_*_set_attr for a typed keyval of `A` (made by [`create_typed_keyval`]):
-    /// replaces the value (retiring the old one).
-    pub fn set_typed<A: 'static>(&self, keyval: i32, value: A, call: &str) -> Result<()> {
+    /// replaces the value (keeping the old one until `purge`).
+    pub fn set_typed<A: Send + Sync + 'static>(
+        &self,
+        keyval: i32,
+        value: A,
+        call: &str,
+    ) -> Result<()> {
         let k = lookup(keyval, self.kind(), call, true)?;
         check_typed::<A>(&k, keyval, call)?;
-        let v = into_value(value);
+        let v = self.kept.push(Box::new(value));
         let old = self.lock().insert(keyval, (next_seq(), v));
         match old {
             Some((seq, old)) => {
@@ -292,8 +367,7 @@ impl Attributes {
         let k = lookup(keyval, self.kind(), call, false)?;
         check_typed::<A>(&k, keyval, call)?;
         let v = self.lock().get(&keyval).map(|e| e.1);
-        // SAFETY: the values of a typed keyval of `A` (checked) are `Box<A>`s made by `set_typed` or its copy callback, never by the C layer (`set` refuses the keyval); one replaced, deleted or cleared is retired, freed only by `purge` (an exclusive borrow of `self`) or with `self`, so it outlives this shared borrow.
-        Ok(v.map(|v| unsafe { &*(v as *const A) }))
+        Ok(v.and_then(|id| self.kept.get(id)?.downcast_ref::<A>()))
     }
 
     fn kind(&self) -> ObjectKind {
@@ -365,6 +439,14 @@ impl Attributes {
         entries.sort_by_key(|e| e.1);
         for (keyval, _, value) in entries {
             let k = lookup(keyval, self.kind(), call, false)?;
+            if let Some(t) = k.typed {
+                if let (Some(clone), Some(v)) = (t.clone, self.kept.get(value)) {
+                    let id = out.kept.push(clone(v));
+                    out.lock().insert(keyval, (next_seq(), id));
+                    add_use(keyval, 1);
+                }
+                continue;
+            }
             if let Some(copy) = &k.copy {
                 if let Some(new) = copy(keyval, value)? {
                     out.lock().insert(keyval, (next_seq(), new));

@@ -93,6 +93,17 @@ fn blocks_outside_their_buffers_are_errors() {
 }
 
 #[test]
+fn failed_or_freed_nonblocking_collective_leaves_nothing_in_flight() {
+    let run = common::run(3, PROG, &["failed"]);
+    assert!(
+        run.code() == Some(0) && run.stdout().contains("failed: ok"),
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout(),
+        run.stderr()
+    );
+}
+
+#[test]
 fn unknown_algorithm_name_is_an_error() {
     let run = common::run_env(2, PROG, &["bcast"], &[("OXMPI_BCAST_ALGORITHM", "nosuch")]);
     assert_ne!(

@@ -1,5 +1,5 @@
 //! Attribute caching on communicators (`MPI_Comm_set_attr` & co.), as rsmpi 0.8's
-//! `mpi::attribute`: any `'static + Clone` type that implements [`CommAttribute`] can be
+//! `mpi::attribute`: any `'static + Clone + Send + Sync` type that implements [`CommAttribute`] can be
 //! attached to a communicator, one value per type, with
 //! [`AnyCommunicator::set_attr`] and read back with [`AnyCommunicator::get_attr`].
 //!
@@ -71,9 +71,19 @@ fn purge_if_only(comm: &mut Comm) {
 ///
 /// `CLONE_ON_DUP` says whether [`duplicate`](Communicator::duplicate) clones the value
 /// into the new communicator (default: no).
+///
+/// Values are `Send + Sync`: a communicator's attributes are reached from every thread
+/// that uses it (`MPI_THREAD_MULTIPLE`). A type that is not, such as `Rc`, is refused:
+///
+/// ```compile_fail,E0277
+/// use oxmpi::traits::*;
+/// #[derive(Clone)]
+/// struct Local(std::rc::Rc<u32>);
+/// impl CommAttribute for Local {} // error: `Rc<u32>` cannot be sent between threads
+/// ```
 pub trait CommAttribute
 where
-    Self: 'static + Sized + Clone,
+    Self: 'static + Sized + Clone + Send + Sync,
 {
     /// Whether duplicating a communicator clones the attribute into the copy.
     const CLONE_ON_DUP: bool = false;

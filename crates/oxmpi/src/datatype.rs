@@ -603,16 +603,6 @@ fn check_layout(dt: &DatatypeRef<'_>, call: &str) -> Result<()> {
     }
 }
 
-/// The bytes a send of `buf` reads (contiguous datatypes only).
-pub(crate) fn send_bytes<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<&'b [u8]> {
-    let dt = buf.as_datatype();
-    let d = dt.as_datatype_ref();
-    check_layout(&d, call)?;
-    Ok(region_in(buf, d.core)
-        .into_bytes()
-        .expect("a contiguous datatype has data bytes"))
-}
-
 /// The core's region of a buffer borrowed shared, with its datatype `dt` borrowed.
 fn region_in<'b, 'd, B: Pointer + Collection + ?Sized>(
     buf: &'b B,
@@ -765,13 +755,15 @@ pub(crate) enum SendSpec<'b> {
     Typed(Typed<'b>),
 }
 
-pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, call: &str) -> Result<SendSpec<'b>> {
+pub(crate) fn send_spec<'b, B: Buffer + ?Sized>(buf: &'b B, _call: &str) -> Result<SendSpec<'b>> {
     let dt = buf.as_datatype();
     let d = dt.as_datatype_ref();
-    if d.is_contiguous() {
-        return send_bytes(buf, call).map(SendSpec::Bytes);
+    // One look at the datatype (the region's bytes exist for a contiguous one only):
+    // per small message the repeated looks cost more than the ring push (PROFILE.md, rate18).
+    match region_in(buf, d.core).into_bytes() {
+        Some(bytes) => Ok(SendSpec::Bytes(bytes)),
+        None => Ok(SendSpec::Typed(typed_in(buf))),
     }
-    Ok(SendSpec::Typed(typed_in(buf)))
 }
 
 /// The engine's view of a send buffer.
@@ -862,27 +854,21 @@ impl<'a> RecvBytes<'a> {
     }
 }
 
-/// The contiguous bytes a receive into `buf` writes, with their element check.
-fn recv_bytes<'a, B: BufferMut + ?Sized>(buf: &'a mut B, call: &str) -> Result<RecvBytes<'a>> {
-    let dt = buf.as_datatype();
-    let dt = dt.as_datatype_ref();
-    check_layout(&dt, call)?;
-    let check = Checker(dt.check);
-    let bytes = region_out(buf, dt.core)
-        .into_bytes_mut()
-        .expect("a contiguous datatype has data bytes");
-    Ok(RecvBytes { bytes, check })
-}
-
 pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
     buf: &'a mut B,
-    call: &str,
+    _call: &str,
 ) -> Result<RecvSpec<'a>> {
     let dt = buf.as_datatype();
-    if dt.as_datatype_ref().is_contiguous() {
-        return recv_bytes(buf, call).map(RecvSpec::Bytes);
+    let d = dt.as_datatype_ref();
+    if !d.is_contiguous() {
+        return Ok(RecvSpec::Typed(typed_out(buf)));
     }
-    Ok(RecvSpec::Typed(typed_out(buf)))
+    // As `send_spec`: the datatype looked at once.
+    let check = Checker(d.check);
+    let bytes = region_out(buf, d.core)
+        .into_bytes_mut()
+        .expect("a contiguous datatype has data bytes");
+    Ok(RecvSpec::Bytes(RecvBytes { bytes, check }))
 }
 
 /// Memory for `n` values of `T` that a receive writes (core's [`Zeroed`](oxmpi_core::buf::Zeroed):
@@ -1024,6 +1010,13 @@ pub(crate) struct RecvTarget {
 }
 
 impl RecvTarget {
+    /// Whether [`after`](Self::after) can find anything to fix (elements of `bool` or
+    /// `char`): a receive of other types keeps no target, so its completion looks at
+    /// nothing.
+    pub(crate) fn checks_values(&self) -> bool {
+        self.check.0.is_some_and(|p| p.valid.is_some())
+    }
+
     /// Checks the `nbytes` received into `bytes` (all of them if `whole`).
     pub(crate) fn after(&self, bytes: &mut [u8], nbytes: usize, call: &str) -> Result<()> {
         let n = if self.whole {

@@ -66,6 +66,7 @@ use oxmpi_core::buf::AnyBytes;
 use oxmpi_core::datatype::Datatype as CoreDatatype;
 use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
 use oxmpi_core::rma::{self, Flavor, LockKind, TypedWindow, Window as CoreWindow};
+use oxmpi_core::transport::winmem::{CallerMem, LocalMem};
 
 use crate::collective::Operation;
 use crate::datatype::{typed_in, typed_out, Datatype, Equivalence};
@@ -480,7 +481,12 @@ impl<T> Address<T> {
 /// ```
 pub struct DynamicWindow<'a, T: Equivalence + Copy> {
     core: Arc<CoreWindow>,
-    attached: Vec<&'a mut [T]>,
+    /// Each attached slice and the copy of it the window exposes meanwhile (written
+    /// back when detached or when the window is dropped; `None` for an empty slice,
+    /// which is not attached): a window forgotten keeps its copies alive, never the
+    /// slices, whose borrows end.
+    attached: Vec<(&'a mut [T], Option<LocalMem<T>>)>,
+    any: AnyBytes<T>,
 }
 
 impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
@@ -493,11 +499,12 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     /// [`create`](Self::create), returning errors.
     pub fn try_create<C: Communicator>(comm: &C) -> Result<DynamicWindow<'a, T>> {
         const CALL: &str = "MPI_Win_create_dynamic";
-        check_type::<T>(CALL)?;
+        let any = check_type::<T>(CALL)?;
         let core = CoreWindow::allocate(comm.core_comm(), Flavor::Dynamic, 0, 1, false, CALL)?;
         Ok(DynamicWindow {
             core,
             attached: Vec::new(),
+            any,
         })
     }
 
@@ -511,9 +518,15 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
     /// [`attach`](Self::attach), returning errors (`MPI_ERR_RMA_ATTACH` when the
     /// window has as many regions attached as it can hold).
     pub fn try_attach(&mut self, mem: &'a mut [T]) -> Result<Address<T>> {
-        let base = mem.as_mut_ptr() as usize;
-        self.core.attach(base, std::mem::size_of_val(mem))?;
-        self.attached.push(mem);
+        if std::mem::size_of_val(mem) == 0 {
+            let base = mem.as_mut_ptr() as usize;
+            self.attached.push((mem, None));
+            return Ok(Address::from_raw(base as u64));
+        }
+        let (caller, local) = CallerMem::copy_of(mem, self.any);
+        self.core.attach(caller)?;
+        let base = local.addr();
+        self.attached.push((mem, Some(local)));
         Ok(Address::from_raw(base as u64))
     }
 
@@ -529,23 +542,31 @@ impl<'a, T: Equivalence + Copy> DynamicWindow<'a, T> {
                 ),
             )
         })?;
-        if !self.attached[i].is_empty() {
+        if self.attached[i].1.is_some() {
             self.core.detach(addr.addr as usize)?;
         }
-        Ok(self.attached.swap_remove(i))
+        let (mem, local) = self.attached.swap_remove(i);
+        if let Some(mut local) = local {
+            local.copy_to(mem);
+        }
+        Ok(mem)
     }
 
     fn position(&self, addr: Address<T>) -> Option<usize> {
-        self.attached
-            .iter()
-            .position(|m| m.as_ptr() as usize == addr.addr as usize)
+        self.attached.iter().position(|(m, l)| match l {
+            Some(l) => l.addr() == addr.addr as usize,
+            None => m.as_ptr() as usize == addr.addr as usize,
+        })
     }
 
     /// The slice this process attached at `addr`, while this process has no epoch
     /// open (as [`Window::local`]).
     pub fn local(&mut self, addr: Address<T>) -> Option<&mut [T]> {
         let i = self.position(addr)?;
-        Some(&mut *self.attached[i])
+        Some(match &mut self.attached[i] {
+            (_, Some(local)) => local.as_mut(),
+            (mem, None) => &mut **mem,
+        })
     }
 
     fn win(&self) -> &CoreWindow {
@@ -559,6 +580,12 @@ impl<T: Equivalence + Copy> Drop for DynamicWindow<'_, T> {
     fn drop(&mut self) {
         if let Err(e) = self.core.free() {
             crate::error::fatal(e);
+        }
+        // The slices still attached get what the window's processes wrote.
+        for (mem, local) in &mut self.attached {
+            if let Some(local) = local {
+                local.copy_to(mem);
+            }
         }
     }
 }

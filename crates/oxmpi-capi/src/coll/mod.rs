@@ -270,8 +270,10 @@ impl Form {
 /// persistent form, `immediate` once, now, to plan the schedule every MPI_Start of
 /// the new persistent request runs again (`coll::persistent::plan`). The immediate
 /// or persistent form's `request` argument is checked here ([`Form::request`]),
-/// after the call's other checks.
-pub(crate) fn go_with<B>(
+/// after the call's other checks; before it, the descriptors' addresses
+/// ([`CollBufs`](crate::conv::buffer::CollBufs): NULL or the null page holding data
+/// is MPI_ERR_BUFFER naming the argument, on intracommunicators).
+pub(crate) fn go_with<B: crate::conv::buffer::CollBufs>(
     c: MPI_Comm,
     call: &'static str,
     form: Form,
@@ -279,6 +281,13 @@ pub(crate) fn go_with<B>(
     blocking: impl FnOnce(B) -> CoreResult<()>,
     immediate: impl FnOnce(B) -> CoreResult<Request>,
 ) -> R<()> {
+    if let Err(e) = bufs.check(call) {
+        // On an intercommunicator a buffer is described where it may not be
+        // significant (the root group's MPI_PROC_NULL ranks): not checked there.
+        if !comm(c, call)?.is_inter() {
+            return Err(e);
+        }
+    }
     match (form, form.request(call)) {
         (Form::Blocking, _) | (_, None) => Ok(blocking(bufs)?),
         (Form::Immediate(_), Some(o)) => {

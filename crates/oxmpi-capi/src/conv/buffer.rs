@@ -11,7 +11,8 @@
 //! - collectives: a [`SendBuf`] (`None` for MPI_IN_PLACE) or [`RecvBuf`], for a plain
 //!   or a v-form (per-rank counts and displacements) argument ([`coll_send`],
 //!   [`coll_recv`], [`coll_send_v`], [`coll_recv_v`]);
-//! - [`check_buf`]: the NULL / MPI_BOTTOM check a buffer argument gets first.
+//! - [`check_buf`]: the NULL / MPI_BOTTOM check a buffer argument gets first (for a
+//!   collective's descriptors, [`CollBufs`], in `coll::go_with`).
 //!
 //! The lifetime `'a` of a `Region` is the caller's pick (the call, or `'static` for an
 //! immediate or persistent operation, whose buffer MPI keeps valid until the request
@@ -54,6 +55,77 @@ pub fn check_buf(call: &str, arg: &str, buf: *const c_void, count: usize, dt: &D
         ));
     }
     Ok(())
+}
+
+/// The buffers a collective's body hands `coll::go_with`: [`check_buf`]'s rules,
+/// applied once there to every descriptor it built (a v form's from its lowest
+/// block, a w form's block by block), before any of them is reached. A NULL (or
+/// null-page) buffer of a non-contiguous type with relative displacements is then
+/// MPI_ERR_BUFFER naming the call and the argument, not a fault in the copy.
+pub trait CollBufs {
+    fn check(&self, call: &str) -> R<()>;
+}
+
+/// One buffer argument of a collective (see [`CollBufs`]).
+pub trait CollBuf {
+    fn check_as(&self, call: &str, arg: &str) -> R<()>;
+}
+
+impl CollBuf for SendBuf<'_, '_> {
+    fn check_as(&self, call: &str, arg: &str) -> R<()> {
+        match self.datatype() {
+            Some(dt) => check_buf(call, arg, self.ptr().cast(), self.count(), dt),
+            None => Ok(()),
+        }
+    }
+}
+
+impl CollBuf for RecvBuf<'_, '_> {
+    fn check_as(&self, call: &str, arg: &str) -> R<()> {
+        match self.datatype() {
+            Some(dt) => check_buf(call, arg, self.ptr().cast_const().cast(), self.count(), dt),
+            None => Ok(()),
+        }
+    }
+}
+
+impl CollBuf for SendBlocks<'_, '_> {
+    fn check_as(&self, call: &str, arg: &str) -> R<()> {
+        for (i, (&n, dt)) in self.counts().iter().zip(self.types()).enumerate() {
+            check_buf(call, arg, self.addr(i).cast(), n, dt)?;
+        }
+        Ok(())
+    }
+}
+
+impl CollBuf for RecvBlocks<'_, '_> {
+    fn check_as(&self, call: &str, arg: &str) -> R<()> {
+        for (i, (&n, dt)) in self.counts().iter().zip(self.types()).enumerate() {
+            check_buf(call, arg, self.addr(i).cast_const().cast(), n, dt)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: CollBuf> CollBuf for Option<T> {
+    fn check_as(&self, call: &str, arg: &str) -> R<()> {
+        self.as_ref().map_or(Ok(()), |b| b.check_as(call, arg))
+    }
+}
+
+/// MPI_Bcast's one buffer.
+impl CollBufs for RecvBuf<'_, '_> {
+    fn check(&self, call: &str) -> R<()> {
+        self.check_as(call, "buffer")
+    }
+}
+
+/// A send and a receive buffer.
+impl<S: CollBuf, T: CollBuf> CollBufs for (S, T) {
+    fn check(&self, call: &str) -> R<()> {
+        self.0.check_as(call, "sendbuf")?;
+        self.1.check_as(call, "recvbuf")
+    }
 }
 
 /// An IN buffer: `count` elements of `dt` at `buf`, read during the call.

@@ -278,7 +278,8 @@ pub unsafe extern "C" fn PMPI_Win_attach(w: MPI_Win, base: *mut c_void, size: MP
         if base.is_null() && size > 0 {
             return Err(bad(ErrorClass::Base, CALL, "base", "is NULL"));
         }
-        wn.attach(base as usize, size as usize)?;
+        // SAFETY: forwarded contract (MPI_Win_attach: the caller's memory stays valid until it is detached or the window freed).
+        wn.attach(unsafe { CallerMem::new(base as usize, size as usize) })?;
         Ok(())
     })
 }

@@ -59,14 +59,53 @@ pub(crate) fn check_w(
     Ok(())
 }
 
+/// The per-peer arrays both sides of an alltoallw-shaped call share (the first
+/// `n` entries of each are significant): counts, byte displacements from the base,
+/// datatypes. [`SendBlocks`] and [`RecvBlocks`] are one of these and a base
+/// address, read or written; they hand these accessors on (`Deref`).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockLists<'c> {
+    counts: &'c [usize],
+    displs: &'c [isize],
+    types: &'c [Datatype],
+}
+
+impl<'c> BlockLists<'c> {
+    pub fn counts(&self) -> &'c [usize] {
+        self.counts
+    }
+    pub fn displs(&self) -> &'c [isize] {
+        self.displs
+    }
+    pub fn types(&self) -> &'c [Datatype] {
+        self.types
+    }
+
+    /// Lists whose every block lies inside `len` bytes (as [`check_w`], for every
+    /// entry of `counts`).
+    fn within(
+        call: &str,
+        arg: &str,
+        len: usize,
+        counts: &'c [usize],
+        displs: &'c [isize],
+        types: &'c [Datatype],
+    ) -> Result<BlockLists<'c>> {
+        check_w(call, arg, len, counts, displs, types, counts.len())?;
+        Ok(BlockLists {
+            counts,
+            displs,
+            types,
+        })
+    }
+}
+
 /// Blocks to be read: per peer `i`, `counts[i]` elements of `types[i]` at byte
 /// `displs[i]` from a base; the memory valid for `'a`, the arrays borrowed for `'c`.
 #[derive(Clone, Copy, Debug)]
 pub struct SendBlocks<'a, 'c> {
     base: *const u8,
-    counts: &'c [usize],
-    displs: &'c [isize],
-    types: &'c [Datatype],
+    lists: BlockLists<'c>,
     _life: PhantomData<&'a [u8]>,
 }
 
@@ -74,6 +113,13 @@ pub struct SendBlocks<'a, 'c> {
 unsafe impl Send for SendBlocks<'_, '_> {}
 // SAFETY: as above.
 unsafe impl Sync for SendBlocks<'_, '_> {}
+
+impl<'c> std::ops::Deref for SendBlocks<'_, 'c> {
+    type Target = BlockLists<'c>;
+    fn deref(&self) -> &BlockLists<'c> {
+        &self.lists
+    }
+}
 
 impl<'a, 'c> SendBlocks<'a, 'c> {
     /// Blocks inside `bytes`, one per entry of `counts`; an MPI_ERR_BUFFER error
@@ -87,12 +133,10 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
         displs: &'c [isize],
         types: &'c [Datatype],
     ) -> Result<SendBlocks<'a, 'c>> {
-        check_w(call, arg, bytes.len(), counts, displs, types, counts.len())?;
+        let lists = BlockLists::within(call, arg, bytes.len(), counts, displs, types)?;
         Ok(SendBlocks {
             base: bytes.as_ptr(),
-            counts,
-            displs,
-            types,
+            lists,
             _life: PhantomData,
         })
     }
@@ -111,21 +155,13 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
     ) -> SendBlocks<'a, 'c> {
         SendBlocks {
             base,
-            counts,
-            displs,
-            types,
+            lists: BlockLists {
+                counts,
+                displs,
+                types,
+            },
             _life: PhantomData,
         }
-    }
-
-    pub fn counts(&self) -> &'c [usize] {
-        self.counts
-    }
-    pub fn displs(&self) -> &'c [isize] {
-        self.displs
-    }
-    pub fn types(&self) -> &'c [Datatype] {
-        self.types
     }
 
     /// The address displacements count from (pure arithmetic: nothing is read).
@@ -135,8 +171,8 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
 
     /// The address of block `i` (pure arithmetic: nothing is read), valid for
     /// `counts[i]` elements of `types[i]` as long as the descriptor.
-    pub(crate) fn addr(&self, i: usize) -> *const u8 {
-        self.base.wrapping_offset(self.displs[i])
+    pub fn addr(&self, i: usize) -> *const u8 {
+        self.base.wrapping_offset(self.lists.displs[i])
     }
 
     /// The descriptor lent for `'static` to the one immediate operation `_scope`
@@ -144,9 +180,7 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
     pub(crate) fn lend(self, _scope: &impl BufScope<'a>) -> SendBlocks<'static, 'c> {
         SendBlocks {
             base: self.base,
-            counts: self.counts,
-            displs: self.displs,
-            types: self.types,
+            lists: self.lists,
             _life: PhantomData,
         }
     }
@@ -156,9 +190,7 @@ impl<'a, 'c> SendBlocks<'a, 'c> {
 #[derive(Debug)]
 pub struct RecvBlocks<'a, 'c> {
     base: *mut u8,
-    counts: &'c [usize],
-    displs: &'c [isize],
-    types: &'c [Datatype],
+    lists: BlockLists<'c>,
     _life: PhantomData<&'a mut [u8]>,
 }
 
@@ -166,6 +198,13 @@ pub struct RecvBlocks<'a, 'c> {
 unsafe impl Send for RecvBlocks<'_, '_> {}
 // SAFETY: as above.
 unsafe impl Sync for RecvBlocks<'_, '_> {}
+
+impl<'c> std::ops::Deref for RecvBlocks<'_, 'c> {
+    type Target = BlockLists<'c>;
+    fn deref(&self) -> &BlockLists<'c> {
+        &self.lists
+    }
+}
 
 impl<'a, 'c> RecvBlocks<'a, 'c> {
     /// As [`SendBlocks::within`], inside an exclusively borrowed slice.
@@ -177,12 +216,10 @@ impl<'a, 'c> RecvBlocks<'a, 'c> {
         displs: &'c [isize],
         types: &'c [Datatype],
     ) -> Result<RecvBlocks<'a, 'c>> {
-        check_w(call, arg, bytes.len(), counts, displs, types, counts.len())?;
+        let lists = BlockLists::within(call, arg, bytes.len(), counts, displs, types)?;
         Ok(RecvBlocks {
             base: bytes.as_mut_ptr(),
-            counts,
-            displs,
-            types,
+            lists,
             _life: PhantomData,
         })
     }
@@ -203,21 +240,13 @@ impl<'a, 'c> RecvBlocks<'a, 'c> {
     ) -> RecvBlocks<'a, 'c> {
         RecvBlocks {
             base,
-            counts,
-            displs,
-            types,
+            lists: BlockLists {
+                counts,
+                displs,
+                types,
+            },
             _life: PhantomData,
         }
-    }
-
-    pub fn counts(&self) -> &'c [usize] {
-        self.counts
-    }
-    pub fn displs(&self) -> &'c [isize] {
-        self.displs
-    }
-    pub fn types(&self) -> &'c [Datatype] {
-        self.types
     }
 
     /// As [`SendBlocks::base`].
@@ -227,17 +256,15 @@ impl<'a, 'c> RecvBlocks<'a, 'c> {
 
     /// The address of block `i` (as [`SendBlocks::addr`]), writable and ours alone
     /// as long as the descriptor.
-    pub(crate) fn addr(&self, i: usize) -> *mut u8 {
-        self.base.wrapping_offset(self.displs[i])
+    pub fn addr(&self, i: usize) -> *mut u8 {
+        self.base.wrapping_offset(self.lists.displs[i])
     }
 
     /// As [`SendBlocks::lend`], for writing.
     pub(crate) fn lend(self, _scope: &impl BufScope<'a>) -> RecvBlocks<'static, 'c> {
         RecvBlocks {
             base: self.base,
-            counts: self.counts,
-            displs: self.displs,
-            types: self.types,
+            lists: self.lists,
             _life: PhantomData,
         }
     }

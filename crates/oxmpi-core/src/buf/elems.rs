@@ -3,10 +3,17 @@
 //!
 //! An [`Elems`] is `count` elements of a datatype at an address, readable for `'a`;
 //! an [`ElemsMut`] the same, writable and ours alone for `'a`. Their `from_raw`
-//! constructors are the one `unsafe` door (a blocking collective's entry point
-//! forwards its caller's contract through it, once per buffer); every method after
-//! it is safe, because each checks that what it touches lies inside the elements
-//! (or, for the `span` methods, inside their memory span) the constructor covers.
+//! constructors are the one `unsafe` door, used by the descriptors
+//! (`SendBuf::elems`/`RecvBuf::elems_mut`, under the descriptors' constructor
+//! contract), so the collectives make their views safely from the `SendBuf`/`RecvBuf`
+//! they are given; every method after it is safe, because each checks that what it
+//! touches lies inside the elements (or, for the `span` methods, inside their memory
+//! span) the constructor covers.
+//!
+//! A v-collective's blocks are a [`VLayout`] (per-rank counts and displacements,
+//! checked once against the descriptor's count: MPI_ERR_ARG / MPI_ERR_BUFFER naming
+//! the call and argument) over such a view: [`VBlocks`]/[`VBlocksMut`] cut block `j`
+//! out with the bounds-checked `block`/`block_mut`, so they hold no `unsafe`.
 //!
 //! # Invariants
 //! * `ptr` is element 0's address (its data starts at `ptr + dt.true_lb()`); the
@@ -23,7 +30,9 @@
 
 use std::marker::PhantomData;
 
+use super::SendBuf;
 use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
 
 /// What the views need of a datatype, read once at construction (the per-chunk
 /// calls then touch no datatype internals).
@@ -188,21 +197,45 @@ impl<'a> ElemsMut<'a> {
         self.ptr
     }
 
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
     /// Whether the datatype is contiguous (read once, at construction).
     #[inline]
     pub(crate) fn contiguous(&self) -> bool {
         self.shape.contig
     }
 
-    /// `count` elements of the same datatype at `ptr`, for reading (shares the
-    /// datatype's shape this view read at construction).
-    ///
-    /// # Safety
-    /// As [`Elems::from_raw`] for `ptr`, `self`'s count and datatype, for `'a`.
+    /// The elements of `send` as this view reads them (a reduction's input
+    /// beside its output; shares the datatype's shape this view read at
+    /// construction). Panics unless `send` holds as many elements of a datatype
+    /// of the same layout (size, extent, true bounds: the same memory span; the
+    /// entry points check it first, `coll::api::same_layout`).
     #[inline]
-    pub(crate) unsafe fn sibling(&self, ptr: *const u8) -> Elems<'a> {
+    pub(crate) fn sibling<'s>(&self, send: &'s SendBuf<'_, '_>) -> Elems<'s>
+    where
+        'a: 's,
+    {
+        // What the views read of the input is the span of `count` elements (the
+        // data blocks of the output's type lie inside it): the same count, extent
+        // and true bounds give the input's own span, which its contract covers.
+        let same = send.count() == self.count
+            && match send.datatype() {
+                Some(d) => {
+                    std::ptr::eq(d, self.dt)
+                        || (d.extent() == self.shape.ext
+                            && d.true_lb() == self.shape.lb
+                            && d.true_extent() == self.shape.true_ext)
+                }
+                None => self.shape.ext == 1 && self.shape.lb == 0 && self.shape.true_ext == 1,
+            };
+        assert!(
+            same,
+            "sibling: the input's layout differs from the output's"
+        );
         Elems {
-            ptr,
+            ptr: send.ptr(),
             count: self.count,
             dt: self.dt,
             shape: self.shape,
@@ -358,79 +391,144 @@ impl Chunk<'_> {
     }
 }
 
-/// Blocks of a v-collective: `counts[j]` elements of `dt` at `displs[j]` extents
-/// from `base`, for every `j`; readable for `'a`.
+/// The per-rank blocks of a v-collective inside one buffer of `cap` elements:
+/// block `j` is `counts[j]` elements from element `displs[j]`, for the `n` ranks.
+/// Checked once, when made ([`VLayout::check`]); the views over it
+/// ([`VBlocks`], [`VBlocksMut`]) then cut their blocks from the descriptor's
+/// elements with the bounds-checked [`Elems::block`]/[`ElemsMut::block_mut`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VLayout<'c> {
+    counts: &'c [usize],
+    displs: &'c [isize],
+    cap: usize,
+}
+
+impl<'c> VLayout<'c> {
+    /// The first `n` blocks of `counts`/`displs` inside `cap` elements: arrays
+    /// shorter than `n` are MPI_ERR_ARG (naming `counts_arg`/`displs_arg`), a
+    /// non-empty block reaching outside MPI_ERR_BUFFER (naming `arg`), both with
+    /// `call`. Empty blocks reach nothing, wherever they point.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn check(
+        call: &str,
+        arg: &str,
+        counts_arg: &str,
+        displs_arg: &str,
+        cap: usize,
+        counts: &'c [usize],
+        displs: &'c [isize],
+        n: usize,
+    ) -> Result<VLayout<'c>> {
+        for (a, len) in [(counts_arg, counts.len()), (displs_arg, displs.len())] {
+            if len < n {
+                return Err(MpiError::arg(
+                    ErrorClass::Arg,
+                    call,
+                    a,
+                    format!("has {len} entries for {n} ranks"),
+                ));
+            }
+        }
+        let (counts, displs) = (&counts[..n], &displs[..n]);
+        for (i, (&c, &d)) in counts.iter().zip(displs).enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if d < 0 || (d as usize).checked_add(c).is_none_or(|end| end > cap) {
+                return Err(MpiError::arg(
+                    ErrorClass::Buffer,
+                    call,
+                    arg,
+                    format!("block {i} ({c} elements at displacement {d}) reaches outside its {cap} elements"),
+                ));
+            }
+        }
+        Ok(VLayout {
+            counts,
+            displs,
+            cap,
+        })
+    }
+
+    /// The per-rank counts (one per rank).
+    pub(crate) fn counts(&self) -> &'c [usize] {
+        self.counts
+    }
+
+    /// The per-rank displacements, in elements (one per rank).
+    pub(crate) fn displs(&self) -> &'c [isize] {
+        self.displs
+    }
+
+    /// Block `j`'s first element and count (an empty block: none, at 0).
+    #[inline]
+    fn range(&self, j: usize) -> (usize, usize) {
+        match self.counts[j] {
+            0 => (0, 0),
+            // Checked when made: 0 <= displs[j] and displs[j] + c <= cap.
+            c => (self.displs[j] as usize, c),
+        }
+    }
+}
+
+/// Blocks of a v-collective: the [`VLayout`]'s blocks of a descriptor's
+/// elements, readable for `'a`.
 #[derive(Clone, Copy)]
 pub(crate) struct VBlocks<'a> {
-    base: *const u8,
-    counts: &'a [usize],
-    displs: &'a [isize],
-    dt: &'a Datatype,
+    elems: Elems<'a>,
+    layout: VLayout<'a>,
 }
 
 impl<'a> VBlocks<'a> {
-    /// # Safety
-    /// For every `j < counts.len()` (`displs` as long), `counts[j]` elements of `dt`
-    /// at `base + displs[j] * extent` are readable for `'a` as for
-    /// [`Elems::from_raw`].
-    pub(crate) unsafe fn from_raw(
-        base: *const u8,
-        counts: &'a [usize],
-        displs: &'a [isize],
-        dt: &'a Datatype,
-    ) -> VBlocks<'a> {
-        assert_eq!(counts.len(), displs.len());
-        VBlocks {
-            base,
-            counts,
-            displs,
-            dt,
-        }
+    /// Panics if the layout was checked against more elements than `elems` holds.
+    pub(crate) fn new(elems: Elems<'a>, layout: VLayout<'a>) -> VBlocks<'a> {
+        assert!(
+            layout.cap <= elems.count,
+            "v blocks checked against {} elements of {}",
+            layout.cap,
+            elems.count
+        );
+        VBlocks { elems, layout }
     }
 
     /// Block `j`.
+    #[inline]
     pub(crate) fn get(&self, j: usize) -> Elems<'a> {
-        let p = self
-            .base
-            .wrapping_offset(self.displs[j].wrapping_mul(self.dt.extent()));
-        // SAFETY: block j is readable for 'a (constructor contract).
-        unsafe { Elems::from_raw(p, self.counts[j], self.dt) }
+        let (first, c) = self.layout.range(j);
+        self.elems.block(first, c)
+    }
+
+    pub(crate) fn counts(&self) -> &'a [usize] {
+        self.layout.counts
     }
 }
 
 /// Blocks of a v-collective, as [`VBlocks`], writable and ours alone for `'a`.
 pub(crate) struct VBlocksMut<'a> {
-    base: *mut u8,
-    counts: &'a [usize],
-    displs: &'a [isize],
-    dt: &'a Datatype,
+    elems: ElemsMut<'a>,
+    layout: VLayout<'a>,
 }
 
 impl<'a> VBlocksMut<'a> {
-    /// # Safety
-    /// For every `j < counts.len()` (`displs` as long), `counts[j]` elements of `dt`
-    /// at `base + displs[j] * extent` are as for [`ElemsMut::from_raw`] for `'a`.
-    pub(crate) unsafe fn from_raw(
-        base: *mut u8,
-        counts: &'a [usize],
-        displs: &'a [isize],
-        dt: &'a Datatype,
-    ) -> VBlocksMut<'a> {
-        assert_eq!(counts.len(), displs.len());
-        VBlocksMut {
-            base,
-            counts,
-            displs,
-            dt,
-        }
+    /// As [`VBlocks::new`].
+    pub(crate) fn new(elems: ElemsMut<'a>, layout: VLayout<'a>) -> VBlocksMut<'a> {
+        assert!(
+            layout.cap <= elems.count,
+            "v blocks checked against {} elements of {}",
+            layout.cap,
+            elems.count
+        );
+        VBlocksMut { elems, layout }
     }
 
     /// Block `j`, for writing (one block at a time: `&mut self`).
+    #[inline]
     pub(crate) fn get_mut(&mut self, j: usize) -> ElemsMut<'_> {
-        let p = self
-            .base
-            .wrapping_offset(self.displs[j].wrapping_mul(self.dt.extent()));
-        // SAFETY: block j is writable and ours alone for 'a (constructor contract); `&mut self` keeps any other block's view from living alongside this one.
-        unsafe { ElemsMut::from_raw(p, self.counts[j], self.dt) }
+        let (first, c) = self.layout.range(j);
+        self.elems.block_mut(first, c)
+    }
+
+    pub(crate) fn counts(&self) -> &'a [usize] {
+        self.layout.counts
     }
 }

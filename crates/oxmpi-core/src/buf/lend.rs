@@ -434,6 +434,14 @@ impl InFlight {
         InFlight::default()
     }
 
+    /// As [`new`](InFlight::new), with room for `n` requests before the list grows
+    /// (a scope that knows how many it will hold: the Rust API's `multiple_scope`).
+    pub fn with_capacity(n: usize) -> InFlight {
+        InFlight {
+            reqs: std::sync::Mutex::new((Vec::with_capacity(n), 0)),
+        }
+    }
+
     /// Holds `r` until [`settle`](InFlight::settle).
     pub fn enter(&self, r: Request) {
         let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());

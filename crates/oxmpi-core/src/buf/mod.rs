@@ -38,15 +38,6 @@ impl RawBuf {
         self.len
     }
 
-    /// Bytes `off..off + len` of this buffer, valid as long as it is (`None` if they
-    /// reach past its end).
-    pub fn sub(&self, off: usize, len: usize) -> Option<RawBuf> {
-        (off.checked_add(len)? <= self.len).then_some(RawBuf {
-            addr: self.addr + off,
-            len,
-        })
-    }
-
     /// Bytes the caller keeps valid until the operation that receives the descriptor
     /// completes (as [`from_mut_slice`](Self::from_mut_slice), for reading).
     pub fn from_slice(s: &[u8]) -> RawBuf {
@@ -127,20 +118,26 @@ pub(crate) fn try_zeroed_words(n: usize) -> Option<Vec<u128>> {
     Some(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
+mod active;
 mod blocks;
 pub(crate) mod elems;
 mod handle;
 mod lend;
 pub(crate) mod pack;
 mod region;
+mod runs;
+pub(crate) mod schedmem;
 #[cfg(test)]
 mod tests;
 
+pub use active::Landing;
+pub(crate) use active::{ActiveBuf, UnpackDst};
 pub(crate) use blocks::check_w;
-pub use blocks::{RecvBlocks, SendBlocks};
+pub use blocks::{BlockLists, RecvBlocks, SendBlocks};
 pub use handle::*;
 pub use lend::*;
 pub use region::*;
+pub(crate) use runs::{Rerun, RunMem, Runs, RunsMut};
 
 use std::borrow::Borrow;
 use std::marker::PhantomData;
@@ -452,6 +449,19 @@ impl<'a, 'd> RecvBuf<'a, 'd> {
             .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte));
         // SAFETY: the constructors' contract: the covered memory is writable and ours alone for 'a; `&mut self` keeps every other use of the descriptor out while the view lives.
         unsafe { elems::ElemsMut::from_raw(self.ptr, self.count, dt) }
+    }
+
+    /// Where a receive through a temporary buffer unpacks into this descriptor's
+    /// elements when it completes (the descriptor is used up). As with
+    /// [`span`](Self::span), the caller keeps the memory for the receive: a `'static`
+    /// descriptor, or a blocking call that waits for it.
+    pub(crate) fn unpack_dst(self) -> UnpackDst {
+        let dt = self
+            .dt
+            .unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
+            .clone();
+        // SAFETY: the constructors' contract: the memory `count` elements of `dt` cover is writable and ours alone for 'a, which the receive given this does not outlive (this fn's caller's duty, as for `span`).
+        unsafe { UnpackDst::new(dt, self.ptr, self.count) }
     }
 
     /// [`span`](Self::span) as bytes exclusively borrowed for `'a` (the descriptor

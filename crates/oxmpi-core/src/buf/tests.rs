@@ -150,14 +150,26 @@ fn block_lists_must_fit_their_bytes() {
 }
 
 #[test]
-fn raw_sub_ranges_stay_inside() {
+fn active_chunks_and_landings_stay_inside() {
     let mut b = [0u8; 16];
-    let r = RawBuf::from_mut_slice(&mut b);
-    let s = r.sub(4, 12).unwrap();
-    assert_eq!((s.addr() - r.addr(), s.len()), (4, 12));
-    assert!(r.sub(4, 13).is_none());
-    assert!(r.sub(usize::MAX, 2).is_none());
-    assert_eq!(r.sub(16, 0).unwrap().len(), 0);
+    let mut a = ActiveBuf::take(RawBuf::from_mut_slice(&mut b));
+    a.chunk_mut(4, 12).unwrap().fill(7);
+    assert!(a.chunk_mut(4, 13).is_none());
+    assert!(a.chunk_mut(usize::MAX, 2).is_none());
+    assert_eq!(a.chunk_mut(16, 0).unwrap().len(), 0);
+    assert!(a.landing(8, 9).is_none() && a.landing(3, 0).is_none());
+    let mut l = a.landing(10, 6).unwrap();
+    assert_eq!(l.len(), 6);
+    assert_eq!(l.rest(6).len(), 0);
+    l.rest(2).copy_from_slice(&[9; 4]);
+    drop(l);
+    a.landed();
+    assert_eq!(a.bytes(), &[0, 0, 0, 0, 7, 7, 7, 7, 7, 7, 7, 7, 9, 9, 9, 9]);
+    // Retired (the operation completed): nothing is reachable through it any more.
+    a.retire();
+    assert_eq!((a.len(), a.bytes().len(), a.bytes_mut().len()), (0, 0, 0));
+    assert!(a.chunk_mut(0, 1).is_none() && a.landing(0, 1).is_none());
+    assert_eq!(b[4], 7);
 }
 
 /// `pack_range` in odd chunks equals `pack`; `unpack_range` in pieces equals `unpack`
@@ -248,4 +260,75 @@ fn element_pointers_are_given_only_for_elements_in_the_region() {
     assert!(r.elements_ptr(usize::MAX, 2).is_none());
     assert!(r.elements_mut_ptr(0, 4).is_some());
     assert!(r.elements_mut_ptr(4, 1).is_none());
+}
+
+#[test]
+fn v_layouts_are_checked_once_and_cut_blocks_inside_the_descriptor() {
+    use crate::buf::elems::{VBlocks, VBlocksMut, VLayout};
+    use crate::error::ErrorClass;
+    let f = |cap, c: &'static [usize], d: &'static [isize], n| {
+        VLayout::check(
+            "MPI_Gatherv",
+            "recvbuf",
+            "recvcounts",
+            "displs",
+            cap,
+            c,
+            d,
+            n,
+        )
+    };
+    assert!(f(10, &[2, 3], &[0, 7], 2).is_ok());
+    let e = f(10, &[2, 3], &[0, 8], 2).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Buffer);
+    assert!(
+        e.message.contains("MPI_Gatherv") && e.message.contains("recvbuf"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        f(10, &[2, 3], &[-1, 0], 2).unwrap_err().class,
+        ErrorClass::Buffer
+    );
+    assert_eq!(
+        f(10, &[1, usize::MAX / 2], &[0, isize::MAX], 2)
+            .unwrap_err()
+            .class,
+        ErrorClass::Buffer
+    );
+    // Empty blocks reach nothing, wherever they point.
+    assert!(f(0, &[0, 0], &[-5, 99], 2).is_ok());
+    // Arrays shorter than the group: MPI_ERR_ARG naming the array.
+    let e = f(10, &[1], &[0, 0], 2).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Arg);
+    assert!(e.message.contains("recvcounts"), "{}", e.message);
+    assert!(f(10, &[1, 1], &[0], 2)
+        .unwrap_err()
+        .message
+        .contains("displs"));
+
+    // The views cut each block from the descriptor's elements.
+    let data: Vec<i32> = (0..10).collect();
+    let send = SendBuf::slice(&data);
+    let layout = f(10, &[2, 0, 3], &[7, 99, 1], 3).unwrap();
+    let blocks = VBlocks::new(send.elems(), layout);
+    let mut out = [0u8; 12];
+    blocks.get(2).pack(0, &mut out);
+    assert_eq!(out, *as_bytes(&[1i32, 2, 3]));
+    assert_eq!(blocks.get(1).count(), 0);
+    let mut dst = [0i32; 10];
+    let mut recv = RecvBuf::slice(&mut dst);
+    let mut blocks = VBlocksMut::new(recv.elems_mut(), layout);
+    blocks.get_mut(0).unpack(0, as_bytes(&[40i32, 41]));
+    assert_eq!(dst[7..9], [40, 41]);
+}
+
+#[test]
+#[should_panic(expected = "v blocks checked against")]
+fn a_v_layout_checked_against_more_elements_than_the_view_is_refused() {
+    use crate::buf::elems::{VBlocks, VLayout};
+    let data = [0i32; 4];
+    let send = SendBuf::slice(&data);
+    let layout = VLayout::check("c", "sendbuf", "sendcounts", "displs", 8, &[8], &[0], 1).unwrap();
+    VBlocks::new(send.elems(), layout);
 }

@@ -22,7 +22,8 @@
 
 use std::cell::RefCell;
 
-use crate::buf::{RawBuf, RecvBuf, SendBuf};
+use crate::buf::schedmem::Memory;
+pub use crate::buf::schedmem::{Base, Elems, Slice};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::engine::{SendMode, State};
@@ -37,129 +38,6 @@ pub const SEQ_BITS: u32 = 24;
 /// Sub-tags a schedule may use.
 pub const MAX_SUBTAGS: u8 = 64;
 
-/// Where a slice's bytes live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Base {
-    /// Caller memory (the user's buffers), valid until the collective completes.
-    Addr(usize),
-    /// A temporary buffer owned by the schedule: its byte offset in the
-    /// schedule's arena of temporaries.
-    Temp(usize),
-}
-
-/// A byte range of a buffer used by a schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slice {
-    pub base: Base,
-    pub offset: usize,
-    pub len: usize,
-}
-
-impl Slice {
-    /// A sub-range: `len` bytes starting `at` bytes into this slice.
-    pub fn sub(self, at: usize, len: usize) -> Slice {
-        assert!(
-            at + len <= self.len,
-            "sub-slice {at}+{len} outside a slice of {}",
-            self.len
-        );
-        Slice {
-            base: self.base,
-            offset: self.offset + at,
-            len,
-        }
-    }
-
-    /// A caller buffer (read-only use).
-    pub fn user(ptr: *const u8, len: usize) -> Slice {
-        Slice {
-            base: Base::Addr(ptr as usize),
-            offset: 0,
-            len,
-        }
-    }
-
-    /// A caller buffer written by the schedule.
-    pub fn user_mut(ptr: *mut u8, len: usize) -> Slice {
-        Slice {
-            base: Base::Addr(ptr as usize),
-            offset: 0,
-            len,
-        }
-    }
-}
-
-/// `count` elements of `dt` at a caller address (a non-contiguous layout a pack
-/// or unpack step walks), valid until the collective completes by its entry
-/// point's contract, as a [`Base::Addr`] slice is.
-#[derive(Clone, Debug)]
-pub struct Elems {
-    addr: usize,
-    count: usize,
-    dt: Datatype,
-}
-
-impl Elems {
-    /// The caller's elements at `ptr` (the address is only stored here; the
-    /// schedule reads or writes them in its pack and unpack steps).
-    pub fn user(ptr: *const u8, count: usize, dt: &Datatype) -> Elems {
-        Elems {
-            addr: ptr as usize,
-            count,
-            dt: dt.clone(),
-        }
-    }
-
-    /// A layout whose data would start in the null page (NULL passed with a
-    /// count; MPI_BOTTOM with absolute addresses is fine): MPI_ERR_BUFFER
-    /// instead of a dereference.
-    fn check(&self) -> Result<()> {
-        if (self.addr as isize).wrapping_add(self.dt.true_lb()) < 4096 {
-            return Err(MpiError::new(
-                ErrorClass::Buffer,
-                "collective: a buffer is NULL but data go through it".to_string(),
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// Resolves slices to memory while a local step runs.
-pub struct Memory<'a> {
-    arena: &'a mut [u128],
-}
-
-impl Memory<'_> {
-    /// The address of a slice's first byte.
-    pub fn addr(&mut self, s: Slice) -> *mut u8 {
-        match s.base {
-            Base::Addr(a) => (a + s.offset) as *mut u8,
-            Base::Temp(at) => {
-                let start = at + s.offset;
-                assert!(
-                    start + s.len <= self.arena.len() * 16,
-                    "slice outside the temporary buffers"
-                );
-                // In bounds (checked above) of a live allocation.
-                self.arena.as_mut_ptr().cast::<u8>().wrapping_add(start)
-            }
-        }
-    }
-}
-
-impl Memory<'_> {
-    /// A slice as the in-flight descriptor the engine's sends and receives take.
-    fn raw(&mut self, s: Slice) -> RawBuf {
-        let p = self.addr(s);
-        // SAFETY: caller memory stays valid (and a receive's untouched) until the collective completes, by its entry point's descriptors; a temporary is in the schedule's arena (heap memory that stays put), which the schedule holds while its requests are in flight.
-        unsafe { RawBuf::from_ptr(p, s.len) }
-    }
-}
-
-/// Local work of a step: copies, reductions, packing. `Fn`, not `FnOnce`: a
-/// persistent collective runs its schedule again at every start.
-pub type LocalFn = Box<dyn Fn(&mut Memory<'_>) -> Result<()> + Send>;
-
 pub enum Step {
     Send {
         buf: Slice,
@@ -171,7 +49,6 @@ pub enum Step {
         peer: i32,
         sub: u8,
     },
-    Local(LocalFn),
     /// Packs the caller's typed elements `src` into `dst` (their packed length).
     Pack {
         src: Elems,
@@ -217,7 +94,6 @@ impl std::fmt::Debug for Step {
             Step::Recv { buf, peer, sub } => {
                 write!(f, "Recv({} bytes from {peer}, sub-tag {sub})", buf.len)
             }
-            Step::Local(_) => f.write_str("Local"),
             Step::Pack { dst, .. } => write!(f, "Pack({} bytes)", dst.len),
             Step::Unpack { src, .. } => write!(f, "Unpack({} bytes)", src.len),
             Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
@@ -308,11 +184,7 @@ impl Builder {
         // 16-byte aligned, as a buffer of its own would be.
         let at = self.temp_bytes.next_multiple_of(16);
         self.temp_bytes = at + len;
-        Slice {
-            base: Base::Temp(at),
-            offset: 0,
-            len,
-        }
+        Slice::temp(at, len)
     }
 
     fn push(&mut self, step: Step) {
@@ -346,16 +218,11 @@ impl Builder {
         }
     }
 
-    /// Runs `f` when reached (after a fence if it reads received data).
-    pub fn local(&mut self, f: impl Fn(&mut Memory<'_>) -> Result<()> + Send + 'static) {
-        self.push(Step::Local(Box::new(f)));
-    }
-
     /// Packs the caller's elements `src` into `dst`, which holds exactly their
     /// packed bytes.
     pub fn pack(&mut self, src: Elems, dst: Slice) {
         assert_eq!(
-            src.count * src.dt.size(),
+            src.packed_len(),
             dst.len,
             "pack into a slice of the wrong length"
         );
@@ -367,7 +234,7 @@ impl Builder {
     /// Unpacks `src`, exactly the packed bytes of the caller's elements `dst`, into them.
     pub fn unpack(&mut self, src: Slice, dst: Elems) {
         assert_eq!(
-            dst.count * dst.dt.size(),
+            dst.packed_len(),
             src.len,
             "unpack from a slice of the wrong length"
         );
@@ -438,6 +305,7 @@ impl Builder {
             pc: 0,
             tag: 0,
             owned: None,
+            failed: None,
         })
     }
 }
@@ -453,6 +321,9 @@ pub struct Schedule {
     /// that stays put when moved): freed with it, or handed back by
     /// [`into_owned`](Self::into_owned) once it completed.
     owned: Option<Vec<u64>>,
+    /// The error a run failed with while operations of it were still in
+    /// flight: reported once they are over (see [`Schedule::advance`]).
+    failed: Option<MpiError>,
 }
 
 impl std::fmt::Debug for Schedule {
@@ -472,7 +343,16 @@ impl std::fmt::Debug for Schedule {
 impl Drop for Schedule {
     fn drop(&mut self) {
         if let Some(parts) = self.parts.take() {
-            give_parts(parts);
+            if parts.in_flight.is_empty() {
+                give_parts(parts);
+            } else {
+                // Operations of it still in flight (the engine torn down under
+                // a running collective) may land in the temporaries or read
+                // the owned buffer: keep both for good rather than free them
+                // under the engine's feet, or hand them to the next schedule.
+                std::mem::forget(parts);
+                std::mem::forget(self.owned.take());
+            }
         }
     }
 }
@@ -531,14 +411,23 @@ impl Schedule {
 
     /// Makes a schedule that ran (to completion or to an error) ready to run
     /// again from its first step, with the same tag: a persistent collective's
-    /// MPI_Start. Operations a failed run left in flight are forgotten (as when a
-    /// failed non-blocking collective's schedule is dropped), and the
-    /// temporaries are zeroed again (algorithms may count on fresh ones).
+    /// MPI_Start. A run ends only once none of its operations is in flight (a
+    /// failed one too, see [`advance`](Self::advance)), so nothing the engine
+    /// still uses is zeroed here; the temporaries are zeroed again
+    /// (algorithms may count on fresh ones).
     pub(crate) fn restart(&mut self) {
         let parts = self.parts.as_mut().expect("schedule without its parts");
-        parts.in_flight.clear();
+        if !parts.in_flight.is_empty() {
+            // A run cut short before it settled: start afresh in fresh memory,
+            // leaving the old arena to what may still land in it.
+            let words = parts.arena.len();
+            std::mem::forget(std::mem::take(&mut parts.arena));
+            parts.arena = vec![0; words];
+            parts.in_flight.clear();
+        }
         parts.arena.fill(0);
         self.pc = 0;
+        self.failed = None;
     }
 
     /// Removes finished operations; the first error among them fails the schedule.
@@ -562,7 +451,45 @@ impl Schedule {
     }
 
     /// Runs as far as possible; `Ok(true)` once every step has completed.
+    ///
+    /// A run that fails (a step's error, or a finished operation's) with
+    /// operations still in flight does not report the error at once: its
+    /// receives and unfinished sends are cancelled and the error comes once
+    /// every one of them is over. Until then they may still write the
+    /// temporaries and read or write the caller's buffers, which the caller
+    /// may reuse or free as soon as the request completes (MPI_Wait, or at
+    /// once after MPI_Request_free), and the schedule is dropped then.
     pub(crate) fn advance(&mut self, st: &mut State) -> Result<bool> {
+        if self.failed.is_none() {
+            match self.run_steps(st) {
+                Err(err) => self.failed = Some(err),
+                done => return done,
+            }
+            let parts = self.parts.as_mut().expect("schedule without its parts");
+            for &r in &parts.in_flight {
+                if st.req(r).is_some_and(|e| !e.done) {
+                    // Not cancellable (a matched transfer): it finishes on its own.
+                    let _ = st.cancel(r);
+                }
+            }
+        }
+        let parts = self.parts.as_mut().expect("schedule without its parts");
+        parts.in_flight.retain(|&r| match st.req(r) {
+            Some(e) if e.done => {
+                st.remove_request(r);
+                false
+            }
+            Some(_) => true,
+            None => false,
+        });
+        if !parts.in_flight.is_empty() {
+            return Ok(false);
+        }
+        Err(self.failed.take().expect("a failed run keeps its error"))
+    }
+
+    /// The steps from `pc` on, as far as they go (see [`advance`](Self::advance)).
+    fn run_steps(&mut self, st: &mut State) -> Result<bool> {
         let parts = self.parts.as_mut().expect("schedule without its parts");
         let Parts {
             steps,
@@ -587,123 +514,52 @@ impl Schedule {
             // Read in place, not taken: a persistent collective runs the steps again.
             let step = &steps[self.pc];
             self.pc += 1;
-            let mut m = Memory {
-                arena: arena.as_mut_slice(),
-            };
+            let mut m = Memory::new(arena.as_mut_slice());
             match step {
                 &Step::Send { buf, peer, sub } => {
                     let world = peer_world(&self.comm, peer, "send")?;
-                    non_null(m.addr(buf), buf.len)?;
+                    let raw = m.raw(buf)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let env = Envelope {
                         context: self.comm.coll_context(),
                         source: self.comm.wire_rank(self.comm.rank()),
                         tag,
                     };
-                    let raw = m.raw(buf);
                     let r = st.start_send(world, env, raw, SendMode::Standard)?;
                     in_flight.push(r);
                 }
                 &Step::Recv { buf, peer, sub } => {
                     peer_world(&self.comm, peer, "receive")?;
-                    non_null(m.addr(buf), buf.len)?;
+                    let raw = m.raw(buf)?;
                     let tag = self.tag | ((sub as i32) << SEQ_BITS);
                     let pat = Pattern {
                         context: self.comm.coll_context(),
                         source: self.comm.wire_rank(peer),
                         tag,
                     };
-                    let raw = m.raw(buf);
                     let r = st.post_recv(raw, pat);
                     in_flight.push(r);
                 }
-                Step::Local(f) => f(&mut m)?,
-                Step::Pack { src, dst } => {
-                    src.check()?;
-                    non_null(m.addr(*dst), dst.len)?;
-                    let out = m.raw(*dst);
-                    // SAFETY: the caller's elements stay readable until the collective completes by its entry point's contract (as a `Base::Addr` slice does); `out` is a temporary of the schedule's arena or caller memory it writes, disjoint from the elements read (a schedule never packs a buffer into itself), and no operation of the schedule touches it while a local step runs.
-                    let (src, out) = unsafe {
-                        (
-                            SendBuf::from_raw(src.addr as *const u8, src.count, Some(&src.dt)),
-                            out.as_mut_slice(),
-                        )
-                    };
-                    crate::buf::pack(src, out, &mut 0)?;
-                }
-                Step::Unpack { src, dst } => {
-                    dst.check()?;
-                    non_null(m.addr(*src), src.len)?;
-                    let packed = m.raw(*src);
-                    // SAFETY: the caller's elements stay writable and untouched by others until the collective completes by its entry point's contract (as a `Base::Addr` slice does); `packed` is the schedule's temporary or caller memory it reads, disjoint from the elements written, and no operation of the schedule writes it while a local step runs.
-                    let (packed, dst) = unsafe {
-                        (
-                            packed.as_slice(),
-                            RecvBuf::from_raw(dst.addr as *mut u8, dst.count, Some(&dst.dt)),
-                        )
-                    };
-                    crate::buf::unpack(packed, &mut 0, dst)?;
-                }
-                &Step::Copy { src, dst } => {
-                    let (s, d) = (m.addr(src), m.addr(dst));
-                    non_null(s, src.len)?;
-                    non_null(d, dst.len)?;
-                    // SAFETY: both slices are valid for their length (caller memory by the collective's contract, temporaries by construction); `copy` allows overlap.
-                    unsafe { std::ptr::copy(s, d, src.len) };
-                }
+                Step::Pack { src, dst } => m.pack(src, *dst)?,
+                Step::Unpack { src, dst } => m.unpack(*src, dst)?,
+                &Step::Copy { src, dst } => m.copy(src, dst)?,
                 Step::CopyElems {
                     src,
                     dst,
                     count,
                     dt,
-                } => {
-                    let (src, dst) = (*src, *dst);
-                    non_null(m.addr(src), src.len.max(1))?;
-                    non_null(m.addr(dst), dst.len.max(1))?;
-                    let (s, d) = (m.raw(src), m.raw(dst));
-                    // SAFETY: both spans are valid for their length (caller memory by the collective's contract, temporaries by construction) and distinct buffers (`copy_elems`'s contract); no operation of the schedule touches them while a local step runs.
-                    let (s, d) = unsafe { (s.as_slice(), d.as_mut_slice()) };
-                    let (ext, lb) = (dt.extent(), dt.true_lb());
-                    for i in 0..*count {
-                        dt.for_each_block(i as isize * ext - lb, |at, n| {
-                            let at = at as usize;
-                            d[at..at + n].copy_from_slice(&s[at..at + n]);
-                        });
-                    }
-                }
+                } => m.copy_elems(*src, *dst, *count, dt)?,
                 Step::Reduce {
                     src,
                     dst,
                     count,
                     dt,
                     op,
-                } => {
-                    let (src, dst, count) = (*src, *dst, *count);
-                    non_null(m.addr(src), src.len)?;
-                    non_null(m.addr(dst), dst.len)?;
-                    let lb = dt.true_lb();
-                    let s = m.addr(src).wrapping_offset(-lb) as *const u8;
-                    let d = m.addr(dst).wrapping_offset(-lb);
-                    // Caller memory by the collective's contract, temporaries sized by `span_len`.
-                    // SAFETY: both spans cover `count` elements of `dt` shifted back by `true_lb`; `apply` touches only their bytes.
-                    unsafe { op.apply(s, d, count, dt) }?;
-                }
+                } => m.reduce(*src, *dst, *count, dt, op)?,
                 Step::Fence => unreachable!("fences are handled above"),
             }
         }
     }
-}
-
-/// A user buffer of `len > 0` bytes in the null page (a NULL buffer passed
-/// with a count, perhaps plus an offset): MPI_ERR_BUFFER, never a dereference.
-fn non_null(p: *const u8, len: usize) -> Result<()> {
-    if len > 0 && (p as usize) < 4096 {
-        return Err(MpiError::new(
-            ErrorClass::Buffer,
-            format!("collective: a buffer is NULL but {len} bytes go through it"),
-        ));
-    }
-    Ok(())
 }
 
 fn peer_world(comm: &Comm, peer: i32, what: &str) -> Result<u32> {

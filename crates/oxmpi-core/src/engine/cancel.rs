@@ -77,8 +77,8 @@ impl State {
                     });
                 if let Some(pos) = pos {
                     let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
-                    if let OutItem::Eager { data, .. } = item {
-                        self.peers[peer as usize].credit += credit_cost(data.len()) as i64;
+                    if let OutItem::Eager { hdr, .. } = item {
+                        self.peers[peer as usize].credit += credit_cost(hdr.len as usize) as i64;
                     }
                     if let Some(e) = self.reqs.get_mut(r) {
                         e.status.cancelled = true;

@@ -39,13 +39,13 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::buf::RawBuf;
+use crate::buf::{ActiveBuf, RawBuf, UnpackDst};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::matching::{Envelope, Matcher, Pattern};
 use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
-use crate::transport::shm::{ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
+use crate::transport::shm::{RingReceiver, RingSender, ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
 use crate::transport::tcp::{self, TcpTransport};
 
 mod cancel;
@@ -103,18 +103,18 @@ impl Path {
 #[derive(Debug)]
 enum OutItem {
     Ctrl(Header),
-    /// An eager message: header first, then continuation fragments.
+    /// An eager message: header first, then continuation fragments. The data is
+    /// send `req`'s buffer (its entry's [`ActiveBuf`]), `hdr.len` bytes.
     Eager {
         hdr: Header,
-        data: RawBuf,
         sent: usize,
         started: bool,
         req: Request,
     },
-    /// Rendezvous data streamed after a `Cts` (fallback when CMA is refused).
+    /// Rendezvous data streamed after a `Cts` (fallback when CMA is refused): send
+    /// `req`'s buffer.
     Stream {
         rreq: u64,
-        data: RawBuf,
         sent: usize,
         req: Request,
     },
@@ -248,8 +248,8 @@ pub(crate) struct SendReq {
     peer: u32,
     /// The communicator context it was sent on (for diagnosis).
     context: u32,
-    /// The bytes being sent (the user's buffer, or `owned`).
-    data: RawBuf,
+    /// The bytes being sent (the user's buffer, or `owned`), held until completion.
+    data: ActiveBuf,
     /// Data we own (bsend copies) must outlive the transfer; keep it here.
     _owned: Option<Box<[u8]>>,
     /// Bytes charged to the attached bsend buffer, released on completion.
@@ -277,7 +277,9 @@ enum SendState {
 
 #[derive(Debug)]
 pub(crate) struct RecvReq {
-    buf: RawBuf,
+    /// Where the message goes (the user's buffer, or the temporary of `unpack`),
+    /// held until completion.
+    buf: ActiveBuf,
     posted: bool,
     /// Streamed rendezvous: bytes expected and received so far.
     total: usize,
@@ -296,9 +298,7 @@ pub(crate) struct RecvReq {
 
 /// Where a receive through a temporary buffer finally goes.
 pub(crate) struct Unpack {
-    pub dt: crate::datatype::Datatype,
-    pub dst: usize,
-    pub count: usize,
+    pub dst: UnpackDst,
     pub temp: Box<[u8]>,
 }
 
@@ -307,9 +307,9 @@ impl std::fmt::Debug for Unpack {
         write!(
             f,
             "Unpack({} x {:?} into {:#x})",
-            self.count,
-            self.dt.name(),
-            self.dst
+            self.dst.count(),
+            self.dst.datatype().name(),
+            self.dst.addr()
         )
     }
 }
@@ -374,6 +374,10 @@ pub(crate) struct State {
     /// used when the communicator has no buffer of its own.
     pub bsend_alias: HashMap<u32, u32>,
     shm: Option<&'static ShmSegment>,
+    /// This process's producer side of every ring of `shm` (pushes need it), and
+    /// the consumer side (taken out of `State` while a progress step pops).
+    tx: Option<RingSender<'static>>,
+    rx: Option<RingReceiver<'static>>,
     /// Bumped on every completion, so waiters in other threads can be woken.
     pub completions: u64,
     /// Persistent requests freed while a run was going (`MPI_Request_free`), with
@@ -539,6 +543,15 @@ impl State {
                 recvd: 0,
             })
             .collect();
+        // One engine per segment: the sides are ours for the engine's life.
+        let tx = shm.map(|s| {
+            s.sender()
+                .expect("shm: another holder has the segment's rings")
+        });
+        let rx = shm.map(|s| {
+            s.receiver()
+                .expect("shm: another holder has the segment's rings")
+        });
         State {
             me,
             peers,
@@ -551,6 +564,8 @@ impl State {
             comm_bsend: HashMap::new(),
             bsend_alias: HashMap::new(),
             shm,
+            tx,
+            rx,
             completions: 0,
             freed_runs: Vec::new(),
             pending_out: Vec::new(),

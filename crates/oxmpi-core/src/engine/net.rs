@@ -9,9 +9,10 @@
 
 use super::*;
 
-/// Where one peer's packets go: a ring of the shared segment or a TCP connection.
+/// Where one peer's packets go: a ring of the shared segment (through this process's
+/// producer side of it, which `State` holds) or a TCP connection.
 pub(super) enum Link<'a> {
-    Shm(&'static ShmSegment, usize),
+    Shm(&'a mut RingSender<'static>, usize),
     Tcp(&'a mut TcpTransport, u32),
     /// A [`Path::Queue`] peer's packet queue, its capacity and largest packet.
     Queue(&'a mut VecDeque<Vec<u8>>, usize, usize),
@@ -29,8 +30,7 @@ impl Link<'_> {
     /// Pushes a packet of at most `max_len` bytes (at most [`Link::max_packet`]).
     pub(super) fn push(&mut self, max_len: usize, fill: impl FnOnce(&mut [u8]) -> usize) -> bool {
         match self {
-            // SAFETY: links exist only inside `State` methods, and the engine reaches `State` only through its mutex: one thread at a time touches our rings.
-            Link::Shm(s, local) => unsafe { s.try_push_exclusive(*local, max_len, fill) },
+            Link::Shm(s, local) => s.push(*local, max_len, fill),
             Link::Tcp(t, peer) => t.try_push_max(*peer, max_len, fill),
             Link::Queue(q, cap, _) => {
                 if q.len() >= *cap {
@@ -153,11 +153,7 @@ impl State {
             return false;
         };
         let mut land = |_from: u32, first: &[u8], rest: usize| land_data(reqs, first, rest);
-        // Why this is sound: `land_data` answers only memory of an active receive's
-        // buffer that the packet's own bytes cover; the receive cannot complete (or be
-        // freed) before this packet is handled, and nothing else writes that range.
-        // SAFETY: `land_data` answers only the rest of an active receive's buffer this packet covers.
-        let mut did = unsafe { t.poll_landing(CONT_HEADER_LEN, &mut land) };
+        let mut did = t.poll_landing(CONT_HEADER_LEN, &mut land);
         if let Some((peer, why)) = t.failed_peer() {
             eprintln!(
                 "oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job",
@@ -214,16 +210,18 @@ impl State {
 /// Where the rest of a large packet from another host goes (the lander of
 /// [`TcpTransport::poll_landing`]): for a `Data` packet of a rendezvous stream whose
 /// whole payload fits its receive's buffer, the payload bytes already read are
-/// copied to their place and the address right after them is answered, so the rest is
-/// read from the socket straight into the user's buffer. Anything else (another kind,
+/// copied to their place and the bytes right after them are lent to the transport
+/// ([`ActiveBuf::landing`]: the receive cannot complete until this packet is handled,
+/// [`State::on_data_landed`] gives them back), so the rest is read from the socket
+/// straight into the user's buffer. Anything else (another kind,
 /// an unknown or mismatched receive, a payload reaching past the buffer: truncation)
 /// answers `None` and takes the ordinary path, which clips.
-fn land_data(reqs: &Slab, first: &[u8], rest: usize) -> Option<usize> {
+fn land_data(reqs: &mut Slab, first: &[u8], rest: usize) -> Option<crate::buf::Landing> {
     let (h, data) = Header::decode(first)?;
     if h.kind != Kind::Data {
         return None;
     }
-    let Some(ReqKind::Recv(r)) = reqs.get(Request(h.rreq)).map(|e| &e.kind) else {
+    let Some(ReqKind::Recv(r)) = reqs.get_mut(Request(h.rreq)).map(|e| &mut e.kind) else {
         return None;
     };
     if r.bad_sig != 0 || r.env.is_none() {
@@ -234,10 +232,8 @@ fn land_data(reqs: &Slab, first: &[u8], rest: usize) -> Option<usize> {
     if off < r.received || end > r.buf.len() || end > r.total {
         return None;
     }
-    // SAFETY: receive `h.rreq` is active, so its buffer is writable and unaliased.
-    let dst = unsafe { r.buf.as_mut_slice() };
-    dst[off..off + data.len()].copy_from_slice(data);
-    Some(r.buf.addr() + off + data.len())
+    r.buf.bytes_mut()[off..off + data.len()].copy_from_slice(data);
+    r.buf.landing(off + data.len(), rest)
 }
 
 impl State {

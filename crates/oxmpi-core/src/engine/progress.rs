@@ -73,15 +73,13 @@ impl State {
             Kind::Credit => self.peers[from as usize].credit += h.len as i64,
             Kind::Cts => {
                 let r = Request(h.sreq);
-                let data = match self.reqs.get(r).map(|e| &e.kind) {
-                    Some(ReqKind::Send(s)) => s.data,
-                    _ => return,
-                };
+                if !matches!(self.reqs.get(r).map(|e| &e.kind), Some(ReqKind::Send(_))) {
+                    return;
+                }
                 self.enqueue(
                     from,
                     OutItem::Stream {
                         rreq: h.rreq,
-                        data,
                         sent: 0,
                         req: r,
                     },
@@ -182,7 +180,15 @@ impl State {
                 }
             }
         }
-        if let Some(shm) = self.shm {
+        // The consumer side is taken out while we pop, so the packets' handlers may
+        // use the rest of `State`. Taken afresh if a panicking handler dropped it
+        // (its locks went with it); a progress step nested in a handler finds it
+        // held and pops nothing.
+        let rx = match self.rx.take() {
+            Some(rx) => Some(rx),
+            None => self.shm.and_then(|s| s.receiver()),
+        };
+        if let Some(mut rx) = rx {
             // Stop taking packets once one completed something: the caller may be
             // about to post the receive for the next packet, which then lands in
             // its buffer directly instead of taking the unexpected-queue detour.
@@ -216,13 +222,13 @@ impl State {
                 let mut budget = 64;
                 while budget > 0
                     && !stop(self)
-                    // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pops from any ring while we do.
-                    && unsafe { shm.try_pop_exclusive(local, |pkt| self.handle_packet(peer, pkt)) }
+                    && rx.pop(local, |pkt| self.handle_packet(peer, pkt))
                 {
                     budget -= 1;
                     did = true;
                 }
             }
+            self.rx = Some(rx);
         }
         if self.tcp.is_some() && self.progress_tcp() {
             did = true;

@@ -31,7 +31,7 @@ impl State {
         // to mark it posted).
         let unexpected = self.matcher.match_posted(&pattern);
         let req = self.new_request(ReqKind::Recv(RecvReq {
-            buf,
+            buf: ActiveBuf::take(buf),
             posted: unexpected.is_none(),
             total: 0,
             received: 0,
@@ -64,6 +64,7 @@ impl State {
         pattern: Pattern,
         sig: u64,
     ) -> std::result::Result<Status, Request> {
+        let mut buf = ActiveBuf::take(buf);
         let Some((_, id)) = self.matcher.match_posted(&pattern) else {
             let req = self.new_request(ReqKind::Recv(RecvReq {
                 buf,
@@ -93,9 +94,8 @@ impl State {
                         unreachable!("checked above")
                     };
                     let total = *total;
-                    // SAFETY: the caller's receive buffer is writable and unaliased for the call, and `total <= buf.len`.
-                    let dst = unsafe { buf.as_mut_slice() };
-                    dst[..total].copy_from_slice(&data[..total]);
+                    buf.bytes_mut()[..total].copy_from_slice(&data[..total]);
+                    buf.retire();
                     let status = Status::ok(msg.env.source, msg.env.tag, total);
                     self.completions += 1;
                     self.after_eager_delivered(&msg);
@@ -130,7 +130,7 @@ impl State {
         sig: u64,
     ) -> Request {
         let req = self.new_request(ReqKind::Recv(RecvReq {
-            buf,
+            buf: ActiveBuf::take(buf),
             posted: false,
             total: 0,
             received: 0,
@@ -210,24 +210,32 @@ impl State {
         // request: what `finish_recv` and `complete` do for it, without their two
         // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
         if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
-            // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
-            let dst = unsafe { r.buf.as_mut_slice() };
-            copy_small(dst, src);
+            copy_small(r.buf.bytes_mut(), src);
+            r.buf.retire();
             e.done = true;
             e.status = Status::ok(env.source, env.tag, src.len());
             self.completions += 1;
             return;
         }
-        let buf = r.buf;
-        let n = if r.bad_sig != 0 {
-            0
-        } else {
-            src.len().min(buf.len())
-        };
-        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
-        let dst = unsafe { buf.as_mut_slice() };
-        dst[..n].copy_from_slice(&src[..n]);
+        copy_into(r, 0, src);
         self.finish_recv(req, env, src.len());
+    }
+
+    /// [`State::deliver_whole`] of the data of our own send `sreq` (`len` bytes,
+    /// read from its entry's buffer) into receive `req`.
+    pub(super) fn deliver_from_send(
+        &mut self,
+        req: Request,
+        sreq: Request,
+        env: Envelope,
+        len: usize,
+    ) {
+        if let Some((s, r)) = self.reqs.pair_mut(sreq, req) {
+            if let (ReqKind::Send(s), ReqKind::Recv(r)) = (&s.kind, &mut r.kind) {
+                copy_into(r, 0, s.data.bytes());
+            }
+        }
+        self.finish_recv(req, env, len);
     }
 
     pub(super) fn finish_recv(&mut self, req: Request, env: Envelope, total: usize) {
@@ -252,8 +260,7 @@ impl State {
             Some(ReqKind::Recv(r)) => {
                 if let Some(u) = r.unpack.take() {
                     let got = total.min(u.temp.len());
-                    // SAFETY: the receive's creator promised `dst` holds `count` elements of `dt` (entry-point contract); `got` bytes of the temporary are the message, at most `count` elements' worth.
-                    unsafe { u.dt.unpack(&u.temp[..got], u.dst as *mut u8, u.count) };
+                    u.dst.unpack(&u.temp[..got]);
                 }
                 r.buf.len()
             }
@@ -336,17 +343,9 @@ impl State {
     }
 
     pub(super) fn write_recv_at(&mut self, req: Request, offset: usize, src: &[u8]) {
-        let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {
-            return;
-        };
-        let buf = r.buf;
-        if offset >= buf.len() || r.bad_sig != 0 {
-            return;
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            copy_into(r, offset, src);
         }
-        let n = src.len().min(buf.len() - offset);
-        // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
-        let dst = unsafe { buf.as_mut_slice() };
-        dst[offset..offset + n].copy_from_slice(&src[..n]);
     }
 
     pub(super) fn on_eager_cont(&mut self, from: u32, payload: &[u8]) {
@@ -415,8 +414,12 @@ impl State {
     /// (read there by the transport, see `net::land_data`).
     pub(super) fn on_data_landed(&mut self, h: &Header, n: usize) {
         let req = Request(h.rreq);
-        let (offset, total, env) = match self.reqs.get(req).map(|e| &e.kind) {
-            Some(ReqKind::Recv(r)) => (r.received, r.total, r.env),
+        let (offset, total, env) = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            Some(ReqKind::Recv(r)) => {
+                // The transport is done with the memory it was lent.
+                r.buf.landed();
+                (r.received, r.total, r.env)
+            }
             _ => return,
         };
         self.data_received(req, offset + n, total, env);
@@ -438,4 +441,19 @@ impl State {
             }
         }
     }
+}
+
+/// Copies as much of `src` as fits into receive `r`'s buffer from `offset` (nothing
+/// after a type-signature mismatch: that receive takes no data).
+#[inline]
+fn copy_into(r: &mut RecvReq, offset: usize, src: &[u8]) {
+    if r.bad_sig != 0 {
+        return;
+    }
+    let dst = r.buf.bytes_mut();
+    if offset >= dst.len() {
+        return;
+    }
+    let n = src.len().min(dst.len() - offset);
+    dst[offset..offset + n].copy_from_slice(&src[..n]);
 }

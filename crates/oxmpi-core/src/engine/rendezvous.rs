@@ -79,8 +79,7 @@ impl State {
         let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
             return;
         };
-        let buf = r.buf;
-        let n = total.min(buf.len());
+        let n = total.min(r.buf.len());
         if r.bad_sig != 0 {
             // Mismatched signature: take nothing, but let the sender finish.
             self.finish_recv(req, env, total);
@@ -92,12 +91,9 @@ impl State {
             return;
         }
         if from == self.me {
-            // SAFETY: the self send at `addr` is active (it waits for this match); the receive buffer is active; they may not overlap by MPI's rules.
-            let src = unsafe { RawBuf::from_ptr(addr as *const u8, n).as_slice() };
-            // SAFETY: receive `req` is active, so its buffer is writable and unaliased.
-            let dst = unsafe { buf.as_mut_slice() };
-            dst[..n].copy_from_slice(src);
-            self.finish_recv(req, env, total);
+            // Our own send `sreq` (at `addr`) waits for this match: the data is in
+            // its entry's buffer.
+            self.deliver_from_send(req, Request(sreq), env, total);
             self.mark_sent(Request(sreq), true);
             return;
         }
@@ -110,9 +106,13 @@ impl State {
         }
         let peer = &mut self.peers[from as usize];
         if (peer.cma_ok && !stream) || total == 0 {
-            // SAFETY: receive `req` is active, so its buffer is writable.
-            let dst = unsafe { buf.as_mut_slice() };
-            match cma::read_remote(peer.pid, addr as usize, &mut dst[..n]) {
+            let read = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
+                Some(ReqKind::Recv(r)) => {
+                    cma::read_remote(peer.pid, addr as usize, &mut r.buf.bytes_mut()[..n])
+                }
+                _ => return,
+            };
+            match read {
                 Ok(()) => {
                     self.ctrl(from, Header::control(Kind::Fin, sreq));
                     self.finish_recv(req, env, total);
@@ -162,7 +162,7 @@ impl State {
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {
             return false;
         };
-        let buf = r.buf;
+        let dst_addr = r.buf.addr();
         let chunk = shared_copy_chunk(n);
         let chunks = n.div_ceil(chunk) as u32;
         peer.copy_id = peer.copy_id.wrapping_add(1).max(1);
@@ -177,20 +177,23 @@ impl State {
             tag: id as i32,
             len: n as u64,
             sreq,
-            rreq: buf.addr() as u64,
+            rreq: dst_addr as u64,
             sig: chunk as u64,
         };
         self.ctrl(from, help);
         let me = shm.my_local();
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
+            unreachable!("the receive was looked up above")
+        };
+        let buf = &mut r.buf;
         while let Some(c) = shm.copy_claim(local, me, slot, id, chunks) {
             let off = c as usize * chunk;
             let len = chunk.min(n - off);
-            // The sender writes only the chunks it claimed, never this one.
-            let chunk_buf = buf
-                .sub(off, len)
+            // The sender writes only the chunks it claimed, never this one: we
+            // borrow just this one.
+            let dst = buf
+                .chunk_mut(off, len)
                 .expect("a claimed chunk lies inside the receive");
-            // SAFETY: receive `req` is active: its `n`+ bytes are ours; we borrow just this chunk.
-            let dst = unsafe { chunk_buf.as_mut_slice() };
             let ok = cma::read_remote(pid, addr as usize + off, dst).is_ok();
             shm.copy_done(local, me, slot, ok);
         }
@@ -254,9 +257,11 @@ impl State {
         let Path::Shm { local } = self.peers[from as usize].path else {
             return;
         };
-        // Only data of a send to this very peer may go into its memory.
+        // Only data of a send to this very peer may go into its memory. The send
+        // completes on the receiver's Fin, which comes only after every chunk is
+        // done, so its entry holds the data while we copy.
         let data = match self.reqs.get(Request(h.sreq)).map(|e| &e.kind) {
-            Some(ReqKind::Send(s)) if s.peer == from => s.data,
+            Some(ReqKind::Send(s)) if s.peer == from => &s.data,
             _ => return,
         };
         let (slot, id, chunks, chunk) =
@@ -264,8 +269,7 @@ impl State {
         let n = (h.len as usize).min(data.len());
         let pid = self.peers[from as usize].pid;
         let me = shm.my_local();
-        // SAFETY: send `h.sreq` is active (it completes on the receiver's Fin, which comes only after every chunk is done), so its buffer is readable.
-        let src = unsafe { data.as_slice() };
+        let src = data.bytes();
         while let Some(c) = shm.copy_claim(me, local, slot, id, chunks) {
             let off = (c as usize).saturating_mul(chunk);
             let copied = off >= n
@@ -276,6 +280,74 @@ impl State {
                 )
                 .is_ok();
             shm.copy_done(me, local, slot, copied);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank_alone(eager_limit: usize) -> State {
+        let config = EngineConfig {
+            eager_limit,
+            check_sigs: false,
+            cma_allowed: false,
+            shared_copy: false,
+            credit_per_peer: 1 << 20,
+            queue_cap: 4,
+            queue_packet: 1024,
+            shm_stream_max: 0,
+        };
+        State::with_config(0, vec![(Path::SelfLoop, 0)], None, None, config)
+    }
+
+    #[test]
+    fn sends_to_self_copy_from_the_send_entrys_buffer_in_either_order() {
+        let env = Envelope {
+            context: 4,
+            source: 0,
+            tag: 7,
+        };
+        let pat = Pattern {
+            context: 4,
+            source: 0,
+            tag: 7,
+        };
+        // 16 bytes: eager (kept whole); 1000: rendezvous to ourselves (left in the
+        // send's buffer until the receive copies it); a receive 3 bytes short truncates.
+        for (len, room) in [(16usize, 16usize), (1000, 1000), (1000, 997)] {
+            let src: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+            for recv_first in [false, true] {
+                let mut st = rank_alone(64);
+                let mut dst = vec![0xeeu8; room + 5];
+                let (s, r) = if recv_first {
+                    let r = st.post_recv(RawBuf::from_mut_slice(&mut dst[..room]), pat);
+                    let s = st.start_send(0, env, RawBuf::from_slice(&src), SendMode::Standard);
+                    (s.unwrap(), r)
+                } else {
+                    let s = st.start_send(0, env, RawBuf::from_slice(&src), SendMode::Standard);
+                    let r = st.post_recv(RawBuf::from_mut_slice(&mut dst[..room]), pat);
+                    (s.unwrap(), r)
+                };
+                let what = format!("{len} bytes into {room}, receive first: {recv_first}");
+                let (sst, serr) = st.take_outcome(s).expect("send finished");
+                assert!(
+                    serr.is_none() && sst.count_bytes == len,
+                    "{what}: send {sst:?}"
+                );
+                let (rst, rerr) = st.take_outcome(r).expect("receive finished");
+                let n = len.min(room);
+                assert_eq!(&dst[..n], &src[..n], "{what}");
+                assert!(dst[n..].iter().all(|&b| b == 0xee), "{what}: wrote past");
+                assert_eq!(rst.count_bytes, n, "{what}");
+                assert_eq!(
+                    rerr.map(|e| e.class),
+                    (len > room).then_some(ErrorClass::Truncate),
+                    "{what}"
+                );
+                assert_eq!(st.live_requests(), 0, "{what}");
+            }
         }
     }
 }

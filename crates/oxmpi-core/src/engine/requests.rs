@@ -54,6 +54,28 @@ impl Slab {
             Request::new(self.slots.len() as u32 - 1, 1)
         }
     }
+    /// Two distinct live entries at once (a send to ourselves copies from its
+    /// entry's buffer into the receive's); `None` if either is missing or they
+    /// are the same.
+    pub(super) fn pair_mut(
+        &mut self,
+        a: Request,
+        b: Request,
+    ) -> Option<(&mut ReqEntry, &mut ReqEntry)> {
+        let (i, j) = (a.slot() as usize, b.slot() as usize);
+        if i == j || i >= self.slots.len() || j >= self.slots.len() {
+            return None;
+        }
+        let (lo, hi) = self.slots.split_at_mut(i.max(j));
+        let (x, y) = (&mut lo[i.min(j)], &mut hi[0]);
+        let (ea, eb) = if i < j { (x, y) } else { (y, x) };
+        match (ea, eb) {
+            ((ga, Some(ea)), (gb, Some(eb))) if *ga == a.generation() && *gb == b.generation() => {
+                Some((ea, eb))
+            }
+            _ => None,
+        }
+    }
     /// The handle the next [`Slab::insert`] will return.
     pub(super) fn peek_next(&self) -> Request {
         match self.free.last() {
@@ -266,8 +288,16 @@ impl State {
             e.status.error = err.class.code();
             e.error = Some(Box::new(err));
         }
-        let user_half = match &e.kind {
-            ReqKind::Send(s) => s.user_half,
+        // The operation is over: its memory is the caller's again.
+        let user_half = match &mut e.kind {
+            ReqKind::Send(s) => {
+                s.data.retire();
+                s.user_half
+            }
+            ReqKind::Recv(r) => {
+                r.buf.retire();
+                None
+            }
             _ => None,
         };
         let cancelled = e.status.cancelled;

@@ -24,7 +24,7 @@ impl State {
         data: RawBuf,
         mode: SendMode,
     ) -> Result<Request> {
-        self.start_send_owning(peer, env, data, None, mode, 0)
+        self.start_send_owning(peer, env, ActiveBuf::take(data), None, mode, 0)
     }
 
     /// [`State::start_send`] of a typed message; `sig` is from [`State::sig_of`].
@@ -36,8 +36,9 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<Request> {
+        let data = ActiveBuf::take(data);
         if matches!(mode, SendMode::Standard | SendMode::Ready) {
-            if let Some(r) = self.send_whole_now(peer, &env, data, sig) {
+            if let Some(r) = self.send_whole_now(peer, &env, &data, sig) {
                 return Ok(r);
             }
         }
@@ -55,7 +56,7 @@ impl State {
         &mut self,
         peer: u32,
         env: &Envelope,
-        data: RawBuf,
+        data: &ActiveBuf,
         sig: u64,
     ) -> Option<Request> {
         if crate::diag::tracing() {
@@ -71,13 +72,15 @@ impl State {
     /// buffer, which still holds the ring writes). The one place that builds
     /// this frame, for [`State::send_whole_now`] and
     /// [`State::start_send_owning`]; `owned` (bytes the request keeps) is
-    /// taken only when the message went. `None`: nothing done.
+    /// taken only when the message went. `None`: nothing done. The request is
+    /// complete when made, so its entry holds no buffer (`data` retires with the
+    /// caller's copy).
     #[inline(always)]
     fn push_whole_done(
         &mut self,
         peer: u32,
         env: &Envelope,
-        data: RawBuf,
+        data: &ActiveBuf,
         owned: &mut Option<Box<[u8]>>,
         sig: u64,
     ) -> Option<Request> {
@@ -87,8 +90,7 @@ impl State {
         }
         let req = self.reqs.peek_next();
         let hdr = Header::eager(env, data.len(), req.0, sig, 0);
-        // SAFETY: the send is active, so its buffer is readable.
-        if !self.push_whole_now(peer, &hdr, unsafe { data.as_slice() }) {
+        if !self.push_whole_now(peer, &hdr, data.bytes()) {
             return None;
         }
         self.stats.sent(crate::tools::Via::Shm, data.len());
@@ -97,7 +99,7 @@ impl State {
             kind: ReqKind::Send(SendReq {
                 peer,
                 context: env.context,
-                data,
+                data: ActiveBuf::EMPTY,
                 _owned: owned.take(),
                 bsend_charge: 0,
                 bsend_pool: None,
@@ -127,8 +129,8 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<Request> {
-        let raw = RawBuf::from_slice(&packed);
-        self.start_send_owning(peer, env, raw, Some(packed), mode, sig)
+        let data = ActiveBuf::of_box(&packed);
+        self.start_send_owning(peer, env, data, Some(packed), mode, sig)
     }
 
     /// The type signature a message or receive of `dt` carries: its
@@ -191,33 +193,16 @@ impl State {
 
     /// Writes a whole eager message (header and data in one packet) into a shared-
     /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
+    #[inline(always)]
     pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
-        let Some(shm) = self.shm else { return false };
-        let p = &self.peers[peer as usize];
-        let Path::Shm { local } = p.path else {
-            return false;
-        };
-        if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
-            return false;
-        }
-        // SAFETY: `State` is only reached through the engine's mutex, so no other thread of this process pushes to any ring while we do.
-        let pushed = unsafe {
-            shm.try_push_exclusive(local, HEADER_LEN + data.len(), |cell| {
-                // The compact header of a small message (at most HEADER_LEN bytes).
-                let hl = hdr.encode_whole(cell);
-                copy_small(&mut cell[hl..], data);
-                hl + data.len()
-            })
-        };
-        self.peers[peer as usize].sent += pushed as u64;
-        pushed
+        push_whole(&mut self.tx, &mut self.peers, peer, hdr, data)
     }
 
     pub(super) fn start_send_owning(
         &mut self,
         peer: u32,
         env: Envelope,
-        data: RawBuf,
+        data: ActiveBuf,
         already_owned: Option<Box<[u8]>>,
         mode: SendMode,
         sig: u64,
@@ -261,24 +246,24 @@ impl State {
             pool.used += charge;
             let copy: Box<[u8]> = match already_owned {
                 Some(b) => b,
-                // SAFETY: the caller's buffer is valid for this call (entry-point contract).
-                None => unsafe { data.as_slice() }.into(),
+                None => data.bytes().into(),
             };
-            let raw = RawBuf::from_slice(&copy);
-            (raw, Some(copy), charge)
+            (ActiveBuf::of_box(&copy), Some(copy), charge)
         } else {
             (data, already_owned, 0)
         };
         let sync = mode == SendMode::Synchronous;
         if !sync && mode != SendMode::Buffered {
-            if let Some(r) = self.push_whole_done(peer, &env, data, &mut owned, sig) {
+            if let Some(r) = self.push_whole_done(peer, &env, &data, &mut owned, sig) {
                 return Ok(r);
             }
         }
+        let len = data.len();
+        let addr = data.addr();
         if let Some(via) = self.peers[peer as usize].path.via() {
-            self.stats.sent(via, data.len());
+            self.stats.sent(via, len);
         }
-        let cost = credit_cost(data.len()) as i64;
+        let cost = credit_cost(len) as i64;
         let req = self.new_request(ReqKind::Send(SendReq {
             peer,
             context: env.context,
@@ -294,33 +279,29 @@ impl State {
         }));
         {
             let e = self.reqs.get_mut(req).unwrap();
-            e.status = Status::ok(PROC_NULL, env.tag, data.len());
+            e.status = Status::ok(PROC_NULL, env.tag, len);
             if mode == SendMode::Buffered {
                 e.detached = true;
             }
         }
-        let hdr_base = Header::eager(
-            &env,
-            data.len(),
-            req.0,
-            sig,
-            if sync { FLAG_SYNC } else { 0 },
-        );
+        let hdr_base = Header::eager(&env, len, req.0, sig, if sync { FLAG_SYNC } else { 0 });
         match self.peers[peer as usize].path {
-            Path::SelfLoop => self.send_to_self(req, env, data, sync, sig),
+            Path::SelfLoop => self.send_to_self(req, env, len, addr, sync, sig),
             Path::Shm { .. } | Path::Tcp | Path::Queue => {
                 let p = &mut self.peers[peer as usize];
-                if data.len() <= self.eager_limit && p.credit >= cost {
+                if len <= self.eager_limit && p.credit >= cost {
                     p.credit -= cost;
-                    // SAFETY: the send is active, so its buffer is readable.
-                    if self.push_whole_now(peer, &hdr_base, unsafe { data.as_slice() }) {
+                    let src = match self.reqs.get(req).map(|e| &e.kind) {
+                        Some(ReqKind::Send(s)) => s.data.bytes(),
+                        _ => &[],
+                    };
+                    if push_whole(&mut self.tx, &mut self.peers, peer, &hdr_base, src) {
                         self.mark_sent(req, false);
                     } else {
                         self.enqueue(
                             peer,
                             OutItem::Eager {
                                 hdr: hdr_base,
-                                data,
                                 sent: 0,
                                 started: false,
                                 req,
@@ -330,7 +311,7 @@ impl State {
                 } else {
                     let hdr = Header {
                         kind: Kind::Rts,
-                        rreq: data.addr() as u64,
+                        rreq: addr as u64,
                         ..hdr_base
                     };
                     self.stats.rendezvous += 1;
@@ -354,7 +335,7 @@ impl State {
             let user = self.new_request(ReqKind::BufferedUser { inner: req, peer });
             let e = self.reqs.get_mut(user).unwrap();
             e.done = true;
-            e.status = Status::ok(PROC_NULL, env.tag, data.len());
+            e.status = Status::ok(PROC_NULL, env.tag, len);
             if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                 s.user_half = Some(user);
             }
@@ -363,34 +344,36 @@ impl State {
         Ok(req)
     }
 
+    /// Send `req` (of `len` bytes at `addr`) to ourselves: copied from its entry's
+    /// buffer into a matching receive's, kept whole as an unexpected message when
+    /// small, else left in place as a rendezvous the receive copies from later.
     pub(super) fn send_to_self(
         &mut self,
         req: Request,
         env: Envelope,
-        data: RawBuf,
+        len: usize,
+        addr: usize,
         sync: bool,
         sig: u64,
     ) {
-        self.stats.received(crate::tools::Via::SelfLoop, data.len());
+        self.stats.received(crate::tools::Via::SelfLoop, len);
         if let Some(rreq) = self.matcher.match_arrival(&env) {
-            self.check_sig(rreq, sig, data.len());
-            // SAFETY: both operations are active: source readable, target writable.
-            let src = unsafe { data.as_slice() };
-            self.deliver_whole(rreq, env, src);
+            self.check_sig(rreq, sig, len);
+            self.deliver_from_send(rreq, req, env, len);
             self.mark_sent(req, true);
             return;
         }
-        let small = data.len() <= self.eager_limit && !sync;
+        let small = len <= self.eager_limit && !sync;
         let body = if small {
-            Body::Eager {
-                // SAFETY: the send is active, so its buffer is readable.
-                data: unsafe { data.as_slice() }.to_vec(),
-                total: data.len(),
-            }
+            let data = match self.reqs.get(req).map(|e| &e.kind) {
+                Some(ReqKind::Send(s)) => s.data.bytes().to_vec(),
+                _ => Vec::new(),
+            };
+            Body::Eager { data, total: len }
         } else {
             Body::Rts {
-                addr: data.addr() as u64,
-                total: data.len(),
+                addr: addr as u64,
+                total: len,
             }
         };
         let id = self.add_unexpected(UnexpMsg {
@@ -456,10 +439,9 @@ impl State {
     /// Writes as much of `peer`'s outbox into its ring as fits.
     pub(super) fn flush_peer(&mut self, peer: u32) {
         loop {
-            let shm = self.shm;
             let p = &mut self.peers[peer as usize];
             let mut link = match p.path {
-                Path::Shm { local } => match shm {
+                Path::Shm { local } => match self.tx.as_mut() {
                     Some(s) => Link::Shm(s, local),
                     None => return,
                 },
@@ -491,13 +473,16 @@ impl State {
                 }
                 OutItem::Eager {
                     hdr,
-                    data,
                     sent,
                     started,
                     req,
                 } => {
-                    // SAFETY: the send request owning `data` is active until this item is done.
-                    let src = unsafe { data.as_slice() };
+                    // The send completes only once this item is done, so its entry
+                    // holds the data until then.
+                    let src = match self.reqs.get(*req).map(|e| &e.kind) {
+                        Some(ReqKind::Send(s)) => s.data.bytes(),
+                        _ => &[],
+                    };
                     while !*started || *sent < src.len() {
                         let (hl, h) = if *started {
                             (
@@ -539,14 +524,12 @@ impl State {
                     }
                     finished = Some(*req);
                 }
-                OutItem::Stream {
-                    rreq,
-                    data,
-                    sent,
-                    req,
-                } => {
-                    // SAFETY: as above, the send owning `data` waits for this stream.
-                    let src = unsafe { data.as_slice() };
+                OutItem::Stream { rreq, sent, req } => {
+                    // As above: the send waits for this stream.
+                    let src = match self.reqs.get(*req).map(|e| &e.kind) {
+                        Some(ReqKind::Send(s)) => s.data.bytes(),
+                        _ => &[],
+                    };
                     while *sent < src.len() {
                         if let Link::Tcp(t, to) = &mut link {
                             // Several packets in one gathered write straight from the
@@ -625,6 +608,36 @@ impl State {
             }
         }
     }
+}
+
+/// Writes a whole eager message (header and data in one packet) into a shared-
+/// memory peer's ring through the producer side `tx`, if nothing is queued before
+/// it and it fits; `false` if not. Over the fields it needs, so a caller may pass
+/// data borrowed from the request table.
+#[inline(always)]
+fn push_whole(
+    tx: &mut Option<RingSender<'static>>,
+    peers: &mut [Peer],
+    peer: u32,
+    hdr: &Header,
+    data: &[u8],
+) -> bool {
+    let Some(tx) = tx.as_mut() else { return false };
+    let p = &mut peers[peer as usize];
+    let Path::Shm { local } = p.path else {
+        return false;
+    };
+    if !p.outbox.is_empty() || data.len() > CELL_PAYLOAD - HEADER_LEN {
+        return false;
+    }
+    let pushed = tx.push(local, HEADER_LEN + data.len(), |cell| {
+        // The compact header of a small message (at most HEADER_LEN bytes).
+        let hl = hdr.encode_whole(cell);
+        copy_small(&mut cell[hl..], data);
+        hl + data.len()
+    });
+    p.sent += pushed as u64;
+    pushed
 }
 
 /// Copies `src` to the start of `dst` (which must be at least as long). A

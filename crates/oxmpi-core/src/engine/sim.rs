@@ -266,12 +266,12 @@ impl Sim {
                 let mut held: i64 = ts.peers[s as usize].credit_owed as i64;
                 for item in &ss.peers[t as usize].outbox {
                     if let OutItem::Eager {
-                        data,
+                        hdr,
                         started: false,
                         ..
                     } = item
                     {
-                        held += credit_cost(data.len()) as i64;
+                        held += credit_cost(hdr.len as usize) as i64;
                     }
                 }
                 for pkt in &ss.queued[t as usize] {

@@ -381,6 +381,21 @@ impl Op {
         unsafe { self.apply(src.as_ptr(), inout.as_mut_ptr(), count, dt) }
     }
 
+    /// [`Op::apply`] over descriptors (MPI_Reduce_local): `inout = input op inout`
+    /// element by element, `inout`'s count and datatype; MPI_ERR_BUFFER naming
+    /// `call` unless the two have one layout (`coll::api::same_layout`).
+    pub fn apply_bufs(
+        &self,
+        call: &str,
+        input: &crate::buf::SendBuf<'_, '_>,
+        inout: &mut crate::buf::RecvBuf<'_, '_>,
+    ) -> Result<()> {
+        crate::coll::api::same_layout(call, input, inout)?;
+        let dt = crate::coll::api::dt(inout.datatype());
+        // SAFETY: the descriptors' contracts: `count` elements of one layout at each (checked), readable at `input`, writable at `inout`; a shared and an exclusive borrow never overlap.
+        unsafe { self.apply(input.ptr(), inout.ptr(), inout.count(), dt) }
+    }
+
     /// `inout[i] = in[i] op inout[i]` for `count` elements of `dt` in memory
     /// layout (elements `dt.extent()` bytes apart, data at the offsets of
     /// `dt.blocks()`). Bytes outside the blocks are not written.

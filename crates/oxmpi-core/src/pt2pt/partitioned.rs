@@ -24,9 +24,7 @@
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use std::marker::PhantomData;
-
-use crate::buf::{BufScope, RawBuf, RecvBuf, Region, SendBuf};
+use crate::buf::{BufScope, RawBuf, RecvBuf, Region, Rerun, RunMem, Runs, RunsMut, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
 use crate::engine::{SendMode, State, Task, Unpack};
@@ -78,12 +76,6 @@ fn check_common(
         .ok_or_else(|| MpiError::arg(ErrorClass::Count, call, "count", format!("{partitions} partitions of {count} elements of {} bytes overflow the address space", dt.size())))
 }
 
-/// The datatype of a descriptor's elements (`MPI_BYTE` for raw bytes).
-fn desc_type(dt: Option<&Datatype>) -> Datatype {
-    dt.cloned()
-        .unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte).clone())
-}
-
 /// Checks that a descriptor of `have` elements holds `partitions * count` of them (an
 /// overflowing product is `check_common`'s MPI_ERR_COUNT).
 fn check_covers(call: &str, have: usize, partitions: usize, count: usize) -> Result<()> {
@@ -120,12 +112,10 @@ fn peer_of(call: &str, arg: &str, comm: &Comm, rank: i32) -> Result<Option<u32>>
 #[derive(Debug)]
 pub struct PartitionedSend {
     comm: Comm,
-    buf: usize,
-    /// The bytes a contiguous datatype's elements cover (unused otherwise).
-    span: RawBuf,
+    /// The memory the runs read (`partitions * count` elements of it).
+    mem: RunMem,
     partitions: usize,
     count: usize,
-    dt: Datatype,
     peer: Option<u32>,
     /// This send's id: the tag of its data messages.
     id: i32,
@@ -149,29 +139,22 @@ impl PartitionedSend {
         dest: i32,
         tag: i32,
     ) -> Result<Arc<PartitionedSend>> {
-        let dt = desc_type(buf.datatype());
-        check_covers("MPI_Psend_init", buf.count(), partitions, count)?;
-        // SAFETY: `buf` is readable for 'static (its constructor's contract) and covers the `partitions * count` elements (checked).
-        unsafe { Self::init_at(comm, buf.ptr(), partitions, count, &dt, dest, tag) }
+        Self::init_mem(comm, RunMem::of_send(buf), partitions, count, dest, tag)
     }
 
-    /// # Safety
-    /// The memory `dt` covers for `partitions * count` elements at `buf` stays
-    /// readable while a run of the operation is going.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn init_at(
+    /// MPI_Psend_init over `mem`, which covers the `partitions * count` elements
+    /// (checked here).
+    fn init_mem(
         comm: &Comm,
-        buf: *const u8,
+        mem: RunMem,
         partitions: usize,
         count: usize,
-        dt: &Datatype,
         dest: i32,
         tag: i32,
     ) -> Result<Arc<PartitionedSend>> {
         let call = "MPI_Psend_init";
-        let len = check_common(call, comm, partitions, count, dt, tag)?;
-        // SAFETY: this fn's contract: the covered memory stays readable while a run (a request of the operation) is going, the only time the engine reads it.
-        let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
+        check_covers(call, mem.count(), partitions, count)?;
+        check_common(call, comm, partitions, count, mem.datatype(), tag)?;
         let peer = peer_of(call, "dest", comm, dest)?;
         let id = (NEXT_SEND_ID.fetch_add(1, Ordering::Relaxed) & i32::MAX as u32) as i32;
         if let Some(peer) = peer {
@@ -190,11 +173,9 @@ impl PartitionedSend {
         }
         Ok(Arc::new(PartitionedSend {
             comm: comm.clone(),
-            buf: buf as usize,
-            span,
+            mem,
             partitions,
             count,
-            dt: dt.clone(),
             peer,
             id,
             ready: Mutex::new(vec![false; partitions]),
@@ -275,15 +256,16 @@ impl Task for SendTask {
                 tag: p.id,
             };
             let n = p.partitions * p.count;
-            let len = n * p.dt.size();
-            let sig = st.sig_of(&p.dt);
-            let r = if p.dt.is_contiguous() || len == 0 {
-                st.start_send_sig(peer, env, p.span, SendMode::Standard, sig)?
-            } else {
-                let mut packed = vec![0u8; len].into_boxed_slice();
-                // SAFETY: `init`'s contract: the type map's memory at `buf` is readable while the operation exists, and every partition is ready.
-                unsafe { p.dt.pack(p.buf as *const u8, n, &mut packed) };
-                st.start_send_packed(peer, env, packed, SendMode::Standard, sig)?
+            let sig = st.sig_of(p.mem.datatype());
+            // Every partition is ready: this run reads the memory now.
+            let r = match p.mem.span(n) {
+                Some(span) => st.start_send_sig(peer, env, span, SendMode::Standard, sig)?,
+                None => {
+                    let packed = p.mem.packed(n).ok_or_else(|| {
+                        MpiError::intern("MPI_Pready", "the partitions outgrew their buffer")
+                    })?;
+                    st.start_send_packed(peer, env, packed, SendMode::Standard, sig)?
+                }
             };
             self.inner = Some(r);
         }
@@ -308,12 +290,10 @@ impl Task for SendTask {
 #[derive(Debug)]
 pub struct PartitionedReceive {
     comm: Comm,
-    buf: usize,
-    /// As in [`PartitionedSend`].
-    span: RawBuf,
+    /// The memory the runs write (`partitions * count` elements of it).
+    mem: RunMem,
     partitions: usize,
     count: usize,
-    dt: Datatype,
     source: i32,
     tag: i32,
     matching: Mutex<Matching>,
@@ -386,29 +366,22 @@ impl PartitionedReceive {
         source: i32,
         tag: i32,
     ) -> Result<Arc<PartitionedReceive>> {
-        let dt = desc_type(buf.datatype());
-        check_covers("MPI_Precv_init", buf.count(), partitions, count)?;
-        // SAFETY: `buf` is writable, and ours, for 'static (its constructor's contract) and covers the `partitions * count` elements (checked).
-        unsafe { Self::init_at(comm, buf.ptr(), partitions, count, &dt, source, tag) }
+        Self::init_mem(comm, RunMem::of_recv(buf), partitions, count, source, tag)
     }
 
-    /// # Safety
-    /// The memory `dt` covers for `partitions * count` elements at `buf` stays
-    /// writable, and untouched by anyone else, while a run of the operation is going.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn init_at(
+    /// MPI_Precv_init over `mem`, which covers the `partitions * count` elements
+    /// (checked here).
+    fn init_mem(
         comm: &Comm,
-        buf: *mut u8,
+        mem: RunMem,
         partitions: usize,
         count: usize,
-        dt: &Datatype,
         source: i32,
         tag: i32,
     ) -> Result<Arc<PartitionedReceive>> {
         let call = "MPI_Precv_init";
-        let len = check_common(call, comm, partitions, count, dt, tag)?;
-        // SAFETY: this fn's contract: the covered memory stays writable, and ours, while a run (a request of the operation) is going, the only time the engine writes it.
-        let span = unsafe { RawBuf::from_ptr(buf.wrapping_offset(dt.true_lb()), len) };
+        check_covers(call, mem.count(), partitions, count)?;
+        check_common(call, comm, partitions, count, mem.datatype(), tag)?;
         peer_of(call, "source", comm, source)?;
         let mut m = Matching {
             init_req: None,
@@ -421,16 +394,14 @@ impl PartitionedReceive {
                 source,
                 tag,
             };
-            let raw = RawBuf::from_slice(&m.id_buf[..]);
+            let raw = RawBuf::from_mut_slice(&mut m.id_buf[..]);
             m.init_req = Some(engine()?.with_state(|st| st.post_recv_unpacking(raw, pat, None, 0)));
         }
         Ok(Arc::new(PartitionedReceive {
             comm: comm.clone(),
-            buf: buf as usize,
-            span,
+            mem,
             partitions,
             count,
-            dt: dt.clone(),
             source,
             tag,
             matching: Mutex::new(m),
@@ -456,28 +427,29 @@ impl PartitionedReceive {
     }
 
     /// Posts the receive of one round's data from the send with id `sender`.
-    fn post_data(&self, st: &mut State, sender: i32) -> Request {
+    fn post_data(&self, st: &mut State, sender: i32) -> Result<Request> {
         let n = self.partitions * self.count;
-        let len = n * self.dt.size();
+        let dt = self.mem.datatype();
         let pat = Pattern {
             context: self.comm.context() | PART_DATA,
             source: self.source,
             tag: sender,
         };
-        let sig = st.sig_of(&self.dt);
-        if self.dt.is_contiguous() || len == 0 {
-            st.post_recv_unpacking(self.span, pat, None, sig)
-        } else {
-            let temp = vec![0u8; len].into_boxed_slice();
-            let raw = RawBuf::from_slice(&temp);
-            let unpack = Box::new(Unpack {
-                dt: self.dt.clone(),
-                dst: self.buf,
-                count: n,
-                temp,
-            });
-            st.post_recv_unpacking(raw, pat, Some(unpack), sig)
+        let sig = st.sig_of(dt);
+        // This run writes the memory now (until its request completes).
+        if let Some(span) = self.mem.span_mut(n) {
+            return Ok(st.post_recv_unpacking(span, pat, None, sig));
         }
+        let dst = self.mem.unpack_dst(n).ok_or_else(|| {
+            MpiError::intern(
+                "MPI_Start",
+                "the partitioned receive's buffer is not writable",
+            )
+        })?;
+        let mut temp = vec![0u8; n * dt.size()].into_boxed_slice();
+        let raw = RawBuf::from_mut_slice(&mut temp);
+        let unpack = Box::new(Unpack { dst, temp });
+        Ok(st.post_recv_unpacking(raw, pat, Some(unpack), sig))
     }
     /// MPI_Parrived: whether `partition` has arrived for the active receive
     /// `active` (`Request::NULL` when inactive: true).
@@ -517,7 +489,7 @@ impl Task for RecvTask {
             let Some(sender) = sender else {
                 return Ok(false);
             };
-            self.inner = Some(p.post_data(st, sender));
+            self.inner = Some(p.post_data(st, sender)?);
         }
         let r = self.inner.unwrap();
         match st.req(r) {
@@ -544,74 +516,25 @@ impl Task for RecvTask {
     }
 }
 
-/// How a scoped operation starts a run (the operations' own `start`, which takes the
-/// `Arc` the run's task keeps).
-trait Runs {
-    fn run(self: &Arc<Self>) -> Result<Request>;
-}
-
-impl Runs for PartitionedSend {
+impl Rerun for PartitionedSend {
     fn run(self: &Arc<Self>) -> Result<Request> {
         self.start()
     }
 }
 
-impl Runs for PartitionedReceive {
+impl Rerun for PartitionedReceive {
     fn run(self: &Arc<Self>) -> Result<Request> {
         self.start()
-    }
-}
-
-/// The run of a scoped operation: the active request, which only [`Run::start`] (with
-/// a keeper of `'a`) makes, and [`Run::wait`] or the owner's drop completes.
-#[derive(Debug)]
-struct Run<P> {
-    op: Arc<P>,
-    active: Request,
-}
-
-impl<P: Runs> Run<P> {
-    fn start<'a>(&mut self, keeper: &impl BufScope<'a>, what: &str) -> Result<()> {
-        if !self.active.is_null() {
-            return Err(MpiError::arg(
-                ErrorClass::Request,
-                "MPI_Start",
-                "request",
-                format!("the partitioned {what} is already active"),
-            ));
-        }
-        let r = self.op.run()?;
-        keeper.enter(r);
-        self.active = r;
-        Ok(())
-    }
-
-    fn wait(&mut self) -> Result<Status> {
-        if self.active.is_null() {
-            return Ok(Status::NULL);
-        }
-        let r = super::wait(&mut self.active);
-        self.active = Request::NULL;
-        r
-    }
-}
-
-impl<P> Drop for Run<P> {
-    fn drop(&mut self) {
-        if !self.active.is_null() {
-            let _ = super::wait(&mut self.active);
-        }
     }
 }
 
 /// A partitioned send over a buffer borrowed (shared) for `'a`: the Rust API's.
 /// Runs start only with a keeper of `'a` ([`BufScope`]), which settles a run still
-/// going before `'a` ends if this value is forgotten; dropping it waits for the run.
-/// So the engine reads the buffer only within `'a`.
+/// going before `'a` ends if this value is forgotten; dropping it waits for the run
+/// (`buf::Runs` carries that proof). So the engine reads the buffer only within `'a`.
 #[derive(Debug)]
 pub struct ScopedSend<'a> {
-    run: Run<PartitionedSend>,
-    _buf: PhantomData<&'a [u8]>,
+    runs: Runs<'a, PartitionedSend>,
 }
 
 impl<'a> ScopedSend<'a> {
@@ -624,64 +547,48 @@ impl<'a> ScopedSend<'a> {
         dest: i32,
         tag: i32,
     ) -> Result<ScopedSend<'a>> {
-        let dt = desc_type(buf.datatype());
-        check_covers("MPI_Psend_init", buf.count(), partitions, count)?;
-        // SAFETY: `buf` is readable, unchanged, for 'a and covers the elements (checked); runs go only while a keeper of 'a holds them or this value waits for them (`Run`), so within 'a.
-        let op = unsafe {
-            PartitionedSend::init_at(comm, buf.ptr(), partitions, count, &dt, dest, tag)?
-        };
-        Ok(ScopedSend {
-            run: Run {
-                op,
-                active: Request::NULL,
-            },
-            _buf: PhantomData,
-        })
+        let runs = Runs::new(buf, |mem| {
+            PartitionedSend::init_mem(comm, mem, partitions, count, dest, tag)
+        })?;
+        Ok(ScopedSend { runs })
     }
 
     /// MPI_Start: a new run, held by `keeper`; MPI_ERR_REQUEST if one is going.
     pub fn start(&mut self, keeper: &impl BufScope<'a>) -> Result<()> {
-        self.run.start(keeper, "send")
+        self.runs.start(keeper, "send")
     }
 
     /// MPI_Wait for the run (an empty status if none is going).
     pub fn wait(&mut self) -> Result<Status> {
-        self.run.wait()
+        self.runs.wait()
     }
 
     /// Whether a run is going.
     pub fn is_active(&self) -> bool {
-        !self.run.active.is_null()
+        self.runs.is_active()
     }
 
     /// MPI_Pready (and its range and list forms, named `call`).
     pub fn pready(&self, call: &str, parts: impl IntoIterator<Item = i64>) -> Result<()> {
-        self.run.op.pready(call, parts)
+        self.runs.op().pready(call, parts)
     }
 
     pub fn partitions(&self) -> usize {
-        self.run.op.partitions()
+        self.runs.op().partitions()
     }
 }
 
 /// A partitioned receive over a buffer `D` borrowed exclusively for `'a` (the Rust
-/// API's), kept as [`ScopedSend`] keeps its buffer; the buffer comes back
-/// ([`get`](Self::get), [`get_mut`](Self::get_mut)) while no run is going.
+/// API's), kept as [`ScopedSend`] keeps its buffer (`buf::RunsMut`); the buffer comes
+/// back ([`get`](Self::get), [`get_mut`](Self::get_mut)) while no run is going.
 pub struct ScopedRecv<'a, D: ?Sized> {
-    run: Run<PartitionedReceive>,
-    ptr: *mut D,
-    _buf: PhantomData<&'a mut D>,
+    runs: RunsMut<'a, PartitionedReceive, D>,
 }
-
-// SAFETY: a `ScopedRecv` stands for the `&'a mut D` it was made from (as `buf::Standing`).
-unsafe impl<D: ?Sized + Send + Sync> Send for ScopedRecv<'_, D> {}
-// SAFETY: `&ScopedRecv` reaches the buffer only as `&D` while no run is going (`get`).
-unsafe impl<D: ?Sized + Send + Sync> Sync for ScopedRecv<'_, D> {}
 
 impl<D: ?Sized> std::fmt::Debug for ScopedRecv<'_, D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ScopedRecv")
-            .field("run", &self.run)
+            .field("runs", &self.runs)
             .finish()
     }
 }
@@ -703,73 +610,44 @@ impl<'a, D: ?Sized> ScopedRecv<'a, D> {
         source: i32,
         tag: i32,
     ) -> Result<ScopedRecv<'a, D>> {
-        let call = "MPI_Precv_init";
-        let ptr: *mut D = buf;
-        let mut op = None;
-        // SAFETY: `ptr` is `buf`, reborrowed for the call of `desc` only; afterwards only this value reaches it.
-        desc(unsafe { &mut *ptr }, &mut |r: Region<'_>, count: usize| {
-            if !r.is_exclusive() {
-                return Err(MpiError::intern(call, "the buffer was described as shared"));
-            }
-            check_covers(call, r.count(), partitions, count)?;
-            // SAFETY: `r` is an exclusive region of `buf`'s memory (borrowed from the one reborrow `desc` got, for its 'x), writable and ours for 'a, and covers the elements (checked); runs go only while a keeper of 'a holds them or this value waits for them (`Run`), and this value hands `buf` out only between runs.
-            op = Some(unsafe {
-                PartitionedReceive::init_at(
-                    comm,
-                    r.ptr(),
-                    partitions,
-                    count,
-                    r.datatype(),
-                    source,
-                    tag,
-                )?
-            });
-            Ok(())
+        let runs = RunsMut::new("MPI_Precv_init", buf, desc, |mem, count| {
+            PartitionedReceive::init_mem(comm, mem, partitions, count, source, tag)
         })?;
-        let op = op.ok_or_else(|| MpiError::intern(call, "the buffer was not described"))?;
-        Ok(ScopedRecv {
-            run: Run {
-                op,
-                active: Request::NULL,
-            },
-            ptr,
-            _buf: PhantomData,
-        })
+        Ok(ScopedRecv { runs })
     }
 
     /// MPI_Start: a new run, held by `keeper`; MPI_ERR_REQUEST if one is going.
     pub fn start(&mut self, keeper: &impl BufScope<'a>) -> Result<()> {
-        self.run.start(keeper, "receive")
+        self.runs.start(keeper, "receive")
     }
 
     /// MPI_Wait for the run (an empty status if none is going).
     pub fn wait(&mut self) -> Result<Status> {
-        self.run.wait()
+        self.runs.wait()
     }
 
     /// Whether a run is going.
     pub fn is_active(&self) -> bool {
-        !self.run.active.is_null()
+        self.runs.runs().is_active()
     }
 
     /// MPI_Parrived for the run going (true when none is).
     pub fn parrived(&self, partition: i64) -> Result<bool> {
-        self.run.op.parrived(self.run.active, partition)
+        let runs = self.runs.runs();
+        runs.op().parrived(runs.active(), partition)
     }
 
     pub fn partitions(&self) -> usize {
-        self.run.op.partitions()
+        self.runs.runs().op().partitions()
     }
 
     /// The buffer, while no run is going.
     pub fn get(&self) -> Option<&D> {
-        // SAFETY: no run is going, so the engine does not use the buffer, borrowed exclusively for 'a and reached only through this value.
-        self.run.active.is_null().then(|| unsafe { &*self.ptr })
+        self.runs.get()
     }
 
     /// The buffer, writable, while no run is going.
     pub fn get_mut(&mut self) -> Option<&mut D> {
-        // SAFETY: as `get`, for the exclusive borrow of `self`.
-        self.run.active.is_null().then(|| unsafe { &mut *self.ptr })
+        self.runs.get_mut()
     }
 }

@@ -183,9 +183,7 @@ pub(super) fn irecv_typed_named(
     let temp = vec![0u8; len].into_boxed_slice();
     let raw = RawBuf::from_slice(&temp);
     let unpack = Box::new(Unpack {
-        dt: dt.clone(),
-        dst: buf.ptr() as usize,
-        count,
+        dst: buf.unpack_dst(),
         temp,
     });
     let pat = Pattern {
@@ -280,9 +278,7 @@ pub(crate) fn imrecv_typed_raw(buf: RecvBuf<'static, '_>, msg: &mut Message) -> 
     let temp = vec![0u8; len].into_boxed_slice();
     let raw = RawBuf::from_slice(&temp);
     let unpack = Box::new(Unpack {
-        dt: dt.clone(),
-        dst: buf.ptr() as usize,
-        count,
+        dst: buf.unpack_dst(),
         temp,
     });
     let sig = st.sig_of(dt);

@@ -454,7 +454,7 @@ impl Window {
     fn apply_inner(&self, origin: i32, req: Req<'_>) -> Result<Option<Vec<u8>>> {
         const C: &str = "one-sided request";
         let me = self.comm.rank() as usize;
-        let Some(reach) = self.peers[me].reach else {
+        let Some(reach) = &self.peers[me].reach else {
             return Err(MpiError::intern(C, "own window memory unreachable"));
         };
         let total: usize = req.runs.iter().map(|r| r.1).sum();

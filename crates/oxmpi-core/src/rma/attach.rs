@@ -5,9 +5,12 @@
 use super::*;
 
 impl Window {
-    /// `MPI_Win_attach` (dynamic windows).
-    pub fn attach(&self, base: usize, size: usize) -> Result<()> {
+    /// `MPI_Win_attach` (dynamic windows): `mem` is reachable by the window's processes
+    /// until detached (its constructor carries the proof: the caller's promise, or a
+    /// heap copy the window keeps alive until then).
+    pub fn attach(&self, mem: CallerMem) -> Result<()> {
         const C: &str = "MPI_Win_attach";
+        let (base, size) = (mem.addr(), mem.len());
         if self.flavor != Flavor::Dynamic {
             return Err(rma_err(
                 ErrorClass::RmaFlavor,
@@ -38,6 +41,7 @@ impl Window {
                 format!("{size} bytes from {base:#x} pass the end of the address space"),
             ));
         }
+        st.mem.add(&mem);
         let used: Vec<usize> = st.list.iter().map(|a| a.0).collect();
         match (0..MAX_REGIONS).find(|s| !used.contains(s)) {
             Some(slot) => {
@@ -74,6 +78,7 @@ impl Window {
             ));
         };
         let (slot, _, _) = st.list.remove(i);
+        st.mem.remove(base);
         if slot == OVF_SLOT {
             self.publish_overflow(&mut st);
         } else {
@@ -109,9 +114,9 @@ impl Window {
             .peers
             .iter()
             .find(|p| p.local == Some(local))
-            .and_then(|p| p.reach)
+            .and_then(|p| p.reach.as_ref())
         {
-            Some(Reach::Cma { pid, .. }) => pid,
+            Some(Reach::Cma { pid, .. }) => *pid,
             _ => {
                 return Err(MpiError::intern(
                     call,

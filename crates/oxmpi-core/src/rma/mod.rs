@@ -52,6 +52,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::buf::AnyBytes;
 use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::{Datatype, Primitive};
@@ -59,7 +60,7 @@ use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::{Op, PredefinedOp};
 use crate::request::PROC_NULL;
 use crate::transport::winatomic;
-use crate::transport::winmem::{full_fence, CallerMem, Mapped, Reach, Segment};
+use crate::transport::winmem::{full_fence, CallerMem, LocalMem, Mapped, Reach, Segment};
 use crate::{coll, pt2pt, runtime, SendMode};
 use epoch::Epochs;
 pub use epoch::LockKind;
@@ -172,6 +173,8 @@ struct State {
 struct Attached {
     /// Regions: slot, base, len.
     list: Vec<(usize, usize, usize)>,
+    /// The regions' memory, this process's reach of it (`Reach::Attached`).
+    mem: Arc<crate::transport::winmem::Attached>,
     /// The overflow table other processes read (base, len pairs of the regions
     /// whose slot is `OVF_SLOT`), published at `CTL_OVF_PTR`.
     overflow: Vec<[u64; 2]>,
@@ -185,7 +188,7 @@ pub struct Window {
     size: usize,
     disp_unit: usize,
     peers: Vec<Peer>,
-    seg: Segment,
+    seg: Arc<Segment>,
     my_local: usize,
     state: Mutex<State>,
     attached: Mutex<Attached>,
@@ -400,6 +403,8 @@ impl Window {
         };
         coll::barrier::barrier(&wcomm)?;
         seg.close_fd();
+        let seg = Arc::new(seg);
+        let attached = Attached::default();
         let mut peers = Vec::with_capacity(n);
         for r in 0..n {
             let (rpid, rsize, rdu, rbase) = (
@@ -409,25 +414,32 @@ impl Window {
                 info[r * F + 3] as usize,
             );
             let local = locals.iter().position(|&x| x == r);
-            let reach = local.map(|li| match flavor {
-                Flavor::Allocate | Flavor::Shared => {
-                    // SAFETY: `rsize` bytes of the host segment from the rank's data offset (the layout above); the window keeps the segment mapped as long as its peers.
-                    Reach::Mapped(unsafe { Mapped::new(seg.addr() + data_off[li], rsize) })
+            let reach = match local.map(|li| (li, flavor)) {
+                None => None,
+                // `rsize` bytes of the host segment from the rank's data offset (the
+                // layout above), kept mapped by the reach.
+                Some((li, Flavor::Allocate | Flavor::Shared)) => {
+                    let part = seg.part(data_off[li], rsize).ok_or_else(|| {
+                        MpiError::intern(call, "a rank's window memory lies outside the segment")
+                    })?;
+                    Some(Reach::Mapped(part))
                 }
                 // The caller's memory, as far as it reaches (not past `mem`).
-                Flavor::Create if r == me => Reach::Mapped(mem.mapped().within(rsize)),
+                Some((_, Flavor::Create)) if r == me => {
+                    Some(Reach::Mapped(mem.mapped().within(rsize)))
+                }
                 // A dynamic window's offsets are addresses of this process, each run
-                // checked against the attached regions (`target`, the active messages'
-                // server) before it reaches memory.
-                // SAFETY: attached memory stays valid until detached (MPI_Win_attach's contract), and only checked runs of it are accessed.
-                Flavor::Dynamic if r == me => Reach::Mapped(unsafe { Mapped::new(0, usize::MAX) }),
-                Flavor::Create | Flavor::Dynamic => Reach::Cma {
+                // found in the regions attached (`MPI_Win_attach`'s `CallerMem`s).
+                Some((_, Flavor::Dynamic)) if r == me => {
+                    Some(Reach::Attached(attached.mem.clone()))
+                }
+                Some((_, Flavor::Create | Flavor::Dynamic)) => Some(Reach::Cma {
                     pid: rpid,
                     addr: rbase,
-                },
-            });
-            let direct = match reach {
-                Some(Reach::Mapped(m)) if flavor != Flavor::Dynamic => Some(m),
+                }),
+            };
+            let direct = match &reach {
+                Some(Reach::Mapped(m)) => Some(m.clone()),
                 _ => None,
             };
             peers.push(Peer {
@@ -470,7 +482,7 @@ impl Window {
             seg,
             my_local,
             state: Mutex::new(State::default()),
-            attached: Mutex::default(),
+            attached: Mutex::new(attached),
             am,
             passive: (0..n).map(|_| Default::default()).collect(),
             fence_seq: Default::default(),
@@ -536,6 +548,31 @@ impl Window {
     /// `MPI_Win_shared_query`: (size, disp_unit, address in this process) of `rank`'s
     /// memory; `PROC_NULL` gives the lowest rank with memory.
     pub fn shared_query(&self, rank: i32) -> Result<(usize, usize, usize)> {
+        let (size, du, m) = self.shared_of(rank)?;
+        Ok((size, du, m.map_or(0, |m| m.addr())))
+    }
+
+    /// `rank`'s memory in a shared mapping of this process (`None`: it has none there,
+    /// as [`shared_query`](Self::shared_query)'s null base), kept mapped by the value.
+    pub fn shared_mapped(&self, rank: i32) -> Result<Option<Mapped>> {
+        Ok(self.shared_of(rank)?.2.cloned())
+    }
+
+    /// This process's part of a window the library allocated, `len` `T`s, as its one
+    /// view of `T`s (an error naming `call` for other flavors, misaligned memory, or
+    /// a second view).
+    pub fn local_mem<T>(&self, len: usize, any: AnyBytes<T>, call: &str) -> Result<LocalMem<T>> {
+        let off = self.base.wrapping_sub(self.seg.addr());
+        matches!(self.flavor, Flavor::Allocate | Flavor::Shared)
+            .then(|| self.seg.take_local(off, len, any))
+            .flatten()
+            .ok_or_else(|| {
+                MpiError::intern(call, "the window's memory cannot be viewed as its elements")
+            })
+    }
+
+    /// (size, disp_unit, memory in this process) of `rank`'s part, as `shared_query`.
+    fn shared_of(&self, rank: i32) -> Result<(usize, usize, Option<&Mapped>)> {
         const C: &str = "MPI_Win_shared_query";
         if !matches!(self.flavor, Flavor::Shared | Flavor::Allocate) {
             // MPI-4.1: windows of the other flavors may be queried too; their
@@ -544,23 +581,21 @@ impl Window {
             if rank != PROC_NULL {
                 self.check_rank(C, rank)?;
             }
-            return Ok((0, self.disp_unit, 0));
+            return Ok((0, self.disp_unit, None));
         }
         let r = if rank == PROC_NULL {
             match self.peers.iter().position(|p| p.size > 0) {
                 Some(r) => r,
-                None => return Ok((0, self.disp_unit, 0)),
+                None => return Ok((0, self.disp_unit, None)),
             }
         } else {
             self.check_rank(C, rank)?
         };
         let p = &self.peers[r];
-        match p.reach {
+        match &p.reach {
             // A rank that allocated no memory has none to share: a null base (as
             // in MPICH; programs check it), not an address inside another's memory.
-            Some(Reach::Mapped(m)) => {
-                Ok((p.size, p.disp_unit, if p.size == 0 { 0 } else { m.addr() }))
-            }
+            Some(Reach::Mapped(m)) => Ok((p.size, p.disp_unit, (p.size > 0).then_some(m))),
             _ => Err(rma_err(
                 ErrorClass::RmaShared,
                 C,

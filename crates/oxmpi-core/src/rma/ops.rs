@@ -318,7 +318,7 @@ impl Window {
             (Some(p), Some(o)) => self.same_op_way(p, o),
             _ => (false, false),
         };
-        if let (Some(w), Reach::Mapped(m)) = (width, *reach) {
+        if let (Some(w), Reach::Mapped(m)) = (width, reach) {
             let addr = m.addr();
             if rs.iter().all(|&(_, l)| l.is_multiple_of(w)) {
                 let mut old = vec![0u8; if want_old { total } else { 0 }];
@@ -474,7 +474,7 @@ impl Window {
     ) -> Result<Vec<u8>> {
         let n = new.len();
         let mut cur = vec![0u8; n];
-        if let (true, Reach::Mapped(m), [(o, l)]) = (self.atomic_memory(), *reach, rs) {
+        if let (true, Reach::Mapped(m), [(o, l)]) = (self.atomic_memory(), reach, rs) {
             let at = m.span(*o, *l).filter(|at| at.aligned(n));
             if let (true, true, Some(at)) = (*l == n, matches!(n, 1 | 2 | 4 | 8), at) {
                 // Concurrent accumulates to the element are atomic too.

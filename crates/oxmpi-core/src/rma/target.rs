@@ -4,7 +4,7 @@
 use super::*;
 
 /// A checked target: its rank, how it is reached, the byte runs to access.
-pub(super) type Target = (usize, Tgt, RunList);
+pub(super) type Target<'w> = (usize, Tgt<'w>, RunList);
 
 /// The byte runs `(window offset, len)` of an access: one, inline (contiguous
 /// types, the common case of small operations: no allocation), or many.
@@ -24,9 +24,9 @@ impl std::ops::Deref for RunList {
 }
 
 /// How an operation reaches its target.
-pub(super) enum Tgt {
+pub(super) enum Tgt<'w> {
     /// This host: the origin copies.
-    Local(Reach),
+    Local(&'w Reach),
     /// Another host: an active message.
     Remote,
 }
@@ -87,7 +87,7 @@ impl Window {
         count: usize,
         dt: &Datatype,
         writes: bool,
-    ) -> Result<Option<Target>> {
+    ) -> Result<Option<Target<'_>>> {
         if rank == PROC_NULL {
             return Ok(None);
         }
@@ -116,7 +116,7 @@ impl Window {
                 ));
             }
         }
-        let reach = match p.reach {
+        let reach = match &p.reach {
             Some(x) => Tgt::Local(x),
             None => Tgt::Remote,
         };

@@ -6,39 +6,36 @@
 //! reference, so nothing outlives the memory it exposes; dropping the value frees the
 //! window (collectively) before the borrow can end.
 //!
-//! A `TypedWindow` forgotten (`std::mem::forget`) is never freed: its memory stays
-//! exposed to the other processes' passive-target operations after the borrow ends.
-//! The Rust API's windows are dropped, not forgotten; this is the one gap the
-//! lifetime cannot close (as for `std::thread::JoinGuard` before scoped threads).
+//! A window over a borrowed slice exposes a copy of it that the window owns
+//! (`CallerMem::copy_of`, made at creation and written back to the slice when the
+//! window is freed): a `TypedWindow` forgotten (`std::mem::forget`) is never freed, but
+//! what it keeps exposed is that copy, kept alive with it, never the slice whose
+//! borrow ended. Its local view is a `LocalMem`, made once per memory, so this module
+//! has no `unsafe`.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::{Flavor, Window};
 use crate::buf::AnyBytes;
 use crate::comm::Comm;
 use crate::error::{ErrorClass, MpiError, Result};
-use crate::transport::winmem::CallerMem;
+use crate::transport::winmem::{CallerMem, LocalMem};
 
 /// A window of `T`s over memory valid for `'a` (see the module's comment).
 pub struct TypedWindow<'a, T> {
     win: Arc<Window>,
-    /// This process's window memory: `len` `T`s at `base`, exclusively the window's.
-    base: *mut T,
-    len: usize,
+    /// This process's window memory as `T`s (its one view).
+    local: LocalMem<T>,
+    /// The slice a window over borrowed memory writes its copy back to when freed.
+    back: Option<&'a mut [T]>,
+    any: AnyBytes<T>,
     freed: bool,
-    _mem: PhantomData<&'a mut [T]>,
 }
-
-// SAFETY: a `TypedWindow` stands for the `&'a mut [T]` (or allocation of `T`s) it exposes, which moves between threads with it, and for the window, which is `Send + Sync`.
-unsafe impl<T: Send> Send for TypedWindow<'_, T> {}
-// SAFETY: `&TypedWindow` reaches the memory only through the window's operations (element copies, synchronized by the window), never as `&T`.
-unsafe impl<T: Send + Sync> Sync for TypedWindow<'_, T> {}
 
 impl<T> std::fmt::Debug for TypedWindow<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TypedWindow")
-            .field("len", &self.len)
+            .field("len", &self.local.len())
             .field("freed", &self.freed)
             .finish()
     }
@@ -46,18 +43,16 @@ impl<T> std::fmt::Debug for TypedWindow<'_, T> {
 
 impl<'a, T> TypedWindow<'a, T> {
     /// `MPI_Win_create` over `mem` (collective over `comm`), displacement unit
-    /// `size_of::<T>()`; `mem` stays borrowed until the window is freed.
+    /// `size_of::<T>()`; `mem` stays borrowed until the window is freed, the window
+    /// exposing a copy of it meanwhile (written back when freed).
     pub fn create(
         comm: &Comm,
         mem: &'a mut [T],
-        _any: AnyBytes<T>,
+        any: AnyBytes<T>,
         call: &str,
     ) -> Result<TypedWindow<'a, T>> {
-        let base = mem.as_mut_ptr();
-        let len = mem.len();
         let bytes = std::mem::size_of_val(mem);
-        // SAFETY: `mem` is this process's memory, borrowed exclusively for 'a; the window is freed (collectively, so no process reaches the memory afterwards) when this value is dropped, within 'a, and the memory is reached otherwise only through `local` (`&mut self`); other processes write it as bytes, valid `T`s (`AnyBytes`).
-        let caller = unsafe { CallerMem::new(base as usize, bytes) };
+        let (caller, local) = CallerMem::copy_of(mem, any);
         let win = Window::new(
             comm,
             Flavor::Create,
@@ -69,10 +64,10 @@ impl<'a, T> TypedWindow<'a, T> {
         )?;
         Ok(TypedWindow {
             win,
-            base,
-            len,
+            local,
+            back: Some(mem),
+            any,
             freed: false,
-            _mem: PhantomData,
         })
     }
 
@@ -84,39 +79,28 @@ impl<'a, T> TypedWindow<'a, T> {
 
     /// Elements of this process's window memory.
     pub fn len(&self) -> usize {
-        self.len
+        self.local.len()
     }
 
     /// Whether this process's part is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.local.is_empty()
     }
 
     /// This process's window memory. MPI's rule that local accesses do not overlap
     /// other processes' accesses is the program's (between fences, after unlocks);
     /// what they write is bytes, valid `T`s (`AnyBytes`).
     pub fn local(&mut self) -> &mut [T] {
-        if self.len == 0 {
-            return &mut [];
-        }
-        // SAFETY: `len` `T`s at `base`, aligned (a `&mut [T]`, or an allocation aligned to 64 bytes), valid for 'a and reached by this process only through this exclusive borrow.
-        unsafe { std::slice::from_raw_parts_mut(self.base, self.len) }
+        self.local.as_mut()
     }
 
     /// Copies of `rank`'s part of a shared window (`MPI_Win_shared_query`, read
     /// directly from the shared mapping: unaligned element reads).
     pub fn shared(&self, rank: i32) -> Result<Vec<T>> {
-        let (size, _, addr) = self.win.shared_query(rank)?;
-        let n = size / std::mem::size_of::<T>().max(1);
-        if addr == 0 || n == 0 {
-            return Ok(Vec::new());
-        }
-        Ok((0..n)
-            .map(|i| {
-                // SAFETY: `addr` maps `size` bytes of `rank`'s window memory in this process while the window exists (borrowed by `self`); any bytes are a valid `T` (`AnyBytes`, checked at creation).
-                unsafe { std::ptr::read_unaligned((addr as *const T).add(i)) }
-            })
-            .collect())
+        Ok(match self.win.shared_mapped(rank)? {
+            Some(m) => m.read_elems(self.any),
+            None => Vec::new(),
+        })
     }
 
     /// `MPI_Win_free` (collective); an error leaves the window as it was. Freeing
@@ -132,6 +116,9 @@ impl<'a, T> TypedWindow<'a, T> {
         }
         self.win.free()?;
         self.freed = true;
+        if let Some(back) = self.back.take() {
+            self.local.copy_to(back);
+        }
         Ok(())
     }
 }
@@ -143,7 +130,7 @@ impl<T> TypedWindow<'static, T> {
         comm: &Comm,
         flavor: Flavor,
         len: usize,
-        _any: AnyBytes<T>,
+        any: AnyBytes<T>,
         call: &str,
     ) -> Result<TypedWindow<'static, T>> {
         let bytes = len
@@ -173,17 +160,18 @@ impl<T> TypedWindow<'static, T> {
             false,
             call,
         )?;
-        let base = win.base() as *mut T;
+        let len = if std::mem::size_of::<T>() == 0 {
+            0
+        } else {
+            len
+        };
+        let local = win.local_mem(len, any, call)?;
         Ok(TypedWindow {
             win,
-            base,
-            len: if std::mem::size_of::<T>() == 0 {
-                0
-            } else {
-                len
-            },
+            local,
+            back: None,
+            any,
             freed: false,
-            _mem: PhantomData,
         })
     }
 }

@@ -2,8 +2,9 @@
 //! fence epochs (put, get), passive-target locks (exclusive read-modify-write,
 //! shared atomic adds, compare-and-swap tickets), allocated and created windows, and
 //! `try_*` errors, post/start/complete/wait with groups (a ring, and a star with
-//! `test` polling), dynamic windows (attach, exchange addresses, detach). Prints
-//! `api_rma: rank R of N ok`.
+//! `test` polling), dynamic windows (attach, exchange addresses, detach), and windows
+//! forgotten with `std::mem::forget` (other processes' puts reach the window's own
+//! copy, never the slice whose borrow ended). Prints `api_rma: rank R of N ok`.
 
 use oxmpi::collective::SystemOperation;
 use oxmpi::traits::*;
@@ -228,6 +229,46 @@ fn dynamic(me: i32, size: i32, world: &impl CommunicatorCollectives) {
     );
 }
 
+/// A window forgotten (`std::mem::forget`) is never freed, but what it leaves exposed
+/// is its own copy of the slice: rank 1's puts to rank 0 after rank 0 forgot its
+/// windows (created over a slice, and dynamic with a slice attached) leave rank 0's
+/// slices as they were. (The windows cannot be freed collectively any more, so every
+/// process forgets them.)
+fn forgotten(me: i32, size: i32, world: &impl CommunicatorCollectives) {
+    if size < 2 {
+        return;
+    }
+    let mut mem = vec![7i64; 4];
+    let mut dmem = vec![7i64; 4];
+    let mut win = Window::create(world, &mut mem);
+    let mut dwin = DynamicWindow::<i64>::create(world);
+    let mut addr = dwin.attach(&mut dmem).to_raw();
+    world.process_at_rank(0).broadcast_into(&mut addr);
+    let at0 = Address::<i64>::from_raw(addr);
+    if me == 0 {
+        std::mem::forget(win);
+        std::mem::forget(dwin);
+        world.barrier();
+        world.barrier();
+        check!(
+            me,
+            mem == [7; 4] && dmem == [7; 4],
+            "a forgotten window's puts reached the slices: {mem:?} {dmem:?}"
+        );
+    } else {
+        world.barrier();
+        if me == 1 {
+            win.lock(0, LockType::Exclusive, |acc| acc.put(0, 0, &[1, 2, 3, 4]));
+            dwin.lock(0, LockType::Exclusive, |acc| {
+                acc.put(0, at0.at(0), &[1, 2, 3, 4])
+            });
+        }
+        world.barrier();
+        std::mem::forget(win);
+        std::mem::forget(dwin);
+    }
+}
+
 fn main() {
     let universe = oxmpi::initialize().unwrap();
     let world = universe.world();
@@ -266,5 +307,6 @@ fn main() {
     }
     pscw(me, size, &world);
     dynamic(me, size, &world);
+    forgotten(me, size, &world);
     println!("api_rma: rank {me} of {size} ok");
 }

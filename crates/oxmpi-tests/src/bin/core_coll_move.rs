@@ -166,6 +166,7 @@ fn main() {
             run_alltoallw(&mut cx);
         }
         "errors" => run_errors(&mut cx),
+        "failed" => run_failed(&mut cx),
         other => {
             eprintln!("unknown group {other:?}");
             std::process::exit(2);
@@ -891,4 +892,94 @@ fn run_errors(cx: &mut Ctx) {
     );
     expect("gatherv past the end at the root", r, ErrorClass::Buffer);
     cx.case += 10;
+}
+
+/// A non-blocking collective that fails while one of its receives is still
+/// posted (3 ranks): rank 1 sends the root two ints where one is expected
+/// (MPI_ERR_TRUNCATE), rank 2 sends only after the root's wait returned. The
+/// failed request must not leave the receive for rank 2 behind: the root
+/// refills the buffer, lets rank 2 send, and finds the buffer untouched.
+fn run_failed(cx: &mut Ctx) {
+    use oxmpi_core::coll::barrier::barrier;
+    use oxmpi_core::pt2pt::SendMode;
+    use oxmpi_core::ErrorClass;
+    cx.next();
+    let (rank, comm) = (cx.rank, &cx.comm);
+    check!(
+        rank,
+        cx.n == 3,
+        "the failed group runs on 3 ranks, not {}",
+        cx.n
+    );
+    let int = Datatype::predefined(Primitive::Int);
+    let mine = [0x5A5A_5A5Au32 as i32; 2];
+    let count = if rank == 1 { 2 } else { 1 };
+    let sb = SendBuf::typed(buf::as_bytes(&mine), count, &int).expect("send buffer");
+    if rank == 2 {
+        // Only once the root's request has failed.
+        pt2pt::recv(comm, &mut [0u8; 1], 0, 7).expect("go");
+    }
+    let mut recv = vec![SENTINEL; 3 * 4];
+    let outcome = buf::scope(|sc| {
+        let rb = (rank == 0).then(|| RecvBuf::typed(&mut recv, 3, &int).expect("receive buffer"));
+        let mut r = mv::igatherv(sc, Some(sb), rb, &[1, 1, 1], &[0, 1, 2], 0, comm)
+            .expect("igatherv starts");
+        pt2pt::wait(&mut r).map(|_| ())
+    });
+    if rank == 0 {
+        let e = outcome.expect_err("a truncated block fails the gatherv");
+        check!(
+            rank,
+            e.class == ErrorClass::Truncate,
+            "the failed igatherv: {:?}, not MPI_ERR_TRUNCATE: {}",
+            e.class,
+            e.message
+        );
+        recv.fill(SENTINEL);
+        pt2pt::send(comm, &[1], 2, 7, SendMode::Standard).expect("go");
+    } else {
+        outcome.expect("a non-root's igatherv");
+    }
+    // Rank 2's block reaches the root before this barrier completes there.
+    barrier(comm).expect("barrier");
+    if rank == 0 {
+        cx.expect("the buffer of the failed igatherv", &recv, &[SENTINEL; 12]);
+    }
+    run_freed(cx);
+}
+
+/// MPI_Request_free on an igatherv still in flight (the root's blocks of a
+/// vector type land in the schedule's temporaries and are unpacked at the end;
+/// the other ranks send only after the free): the run goes on, the buffer
+/// scope's end waits for it, and every block arrives, gaps untouched.
+fn run_freed(cx: &mut Ctx) {
+    let case = cx.next();
+    let (rank, comm) = (cx.rank, &cx.comm);
+    let ty = Ty::vec();
+    let mut send = ty.alloc(1);
+    ty.place(&mut send, 0, &data(seed(case, rank, 0), 1));
+    let mut recv = ty.alloc(3);
+    if rank != 0 {
+        pt2pt::recv(comm, &mut [0u8; 1], 0, 8).expect("go");
+    }
+    buf::scope(|sc| {
+        let rb = (rank == 0).then(|| ty.recv(&mut recv, 3));
+        let (c, d) = ([ty.count(1); 3], [0, 1, 2]);
+        let mut r = mv::igatherv(sc, Some(ty.send(&send, 1)), rb, &c, &d, 0, comm)
+            .expect("igatherv starts");
+        pt2pt::request_free(&mut r).expect("MPI_Request_free");
+        if rank == 0 {
+            for peer in 1..3 {
+                pt2pt::send(comm, &[1], peer, 8, oxmpi_core::pt2pt::SendMode::Standard)
+                    .expect("go");
+            }
+        }
+    });
+    if rank == 0 {
+        let mut want = ty.alloc(3);
+        for i in 0..3 {
+            ty.place(&mut want, i, &data(seed(case, i as i32, 0), 1));
+        }
+        cx.expect("the blocks of the freed igatherv", &recv, &want);
+    }
 }

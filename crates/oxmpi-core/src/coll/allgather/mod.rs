@@ -97,10 +97,12 @@ fn select(n: i32, total: usize) -> Result<&'static str> {
     super::select::choose("allgather", &TABLE, &Shape::new(n, total))
 }
 
-/// # Safety
-/// As [`allgather`].
+/// The schedule of an allgather over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule(
+fn schedule(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -201,52 +203,54 @@ pub(crate) fn allgather(
             return Ok(());
         }
     }
-    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
-    let b = unsafe {
-        schedule(
-            "MPI_Allgather",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recv.ptr(),
-            recvcount,
-            recvtype,
-            comm,
-        )
-    }?;
-    super::run(b, "MPI_Allgather")
-}
-
-/// MPI_Iallgather.
-///
-/// # Safety
-/// As [`allgather`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iallgather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule(
-        "MPI_Iallgather",
+    // The descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
+    let b = schedule(
+        "MPI_Allgather",
         sendbuf,
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
+        recvcount,
+        recvtype,
+        comm,
+    )?;
+    super::run(b, "MPI_Allgather")
+}
+
+/// MPI_Iallgather, as [`allgather`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iallgather(
+    send: Option<SendBuf<'static, '_>>,
+    recv: RecvBuf<'static, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Iallgather";
+    crate::coll::api_move::allgather_check(CALL, &recv, None, &[], recvcount, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    super::start(schedule(
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
+        sendcount,
+        sendtype,
+        recv.ptr(),
         recvcount,
         recvtype,
         comm,
     )?)
 }
 
-/// # Safety
-/// As [`allgatherv`].
+/// The schedule of an allgatherv over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule_v(
+fn schedule_v(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -384,44 +388,44 @@ pub(crate) fn allgatherv(
             return Ok(());
         }
     }
-    // SAFETY: the descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
-    let b = unsafe {
-        schedule_v(
-            "MPI_Allgatherv",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recv.ptr(),
-            recvcounts,
-            displs,
-            recvtype,
-            comm,
-        )
-    }?;
-    super::run(b, "MPI_Allgatherv")
-}
-
-/// MPI_Iallgatherv.
-///
-/// # Safety
-/// As [`allgatherv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iallgatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule_v(
-        "MPI_Iallgatherv",
+    // The descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
+    let b = schedule_v(
+        "MPI_Allgatherv",
         sendbuf,
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
+        recvcounts,
+        displs,
+        recvtype,
+        comm,
+    )?;
+    super::run(b, "MPI_Allgatherv")
+}
+
+/// MPI_Iallgatherv, as [`allgatherv`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iallgatherv(
+    send: Option<SendBuf<'static, '_>>,
+    recv: RecvBuf<'static, '_>,
+    recvcounts: &[usize],
+    displs: &[isize],
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Iallgatherv";
+    crate::coll::api_move::allgather_check(CALL, &recv, Some(recvcounts), displs, 0, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    super::start(schedule_v(
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
+        sendcount,
+        sendtype,
+        recv.ptr(),
         recvcounts,
         displs,
         recvtype,

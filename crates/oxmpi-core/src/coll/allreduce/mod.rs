@@ -210,7 +210,7 @@ pub(crate) fn owned_schedule(
 /// MPI_Allreduce; `send: None` is MPI_IN_PLACE (the input is `recv`).
 pub fn allreduce(
     send: Option<SendBuf<'_, '_>>,
-    recv: RecvBuf<'_, '_>,
+    mut recv: RecvBuf<'_, '_>,
     op: &Op,
     comm: &Comm,
 ) -> Result<()> {
@@ -218,7 +218,6 @@ pub fn allreduce(
     if let Some(s) = &send {
         api::same_layout("MPI_Allreduce", s, &recv)?;
     }
-    let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
     if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
@@ -232,13 +231,21 @@ pub fn allreduce(
                 ),
             )? {
                 super::select::ran_shm(super::select::Op::ALLREDUCE);
-                // SAFETY: both descriptors (of one layout) are valid for this blocking call; arguments checked above.
-                return unsafe { super::shm::allreduce(sess, sendbuf, recvbuf, count, k, dt, op) };
+                return super::shm::allreduce(sess, send.as_ref(), &mut recv, k, op);
             }
         }
     }
     super::run(
-        schedule("MPI_Allreduce", true, sendbuf, recvbuf, count, dt, op, comm)?,
+        schedule(
+            "MPI_Allreduce",
+            true,
+            send.map(|s| s.ptr()),
+            recv.ptr(),
+            count,
+            dt,
+            op,
+            comm,
+        )?,
         "MPI_Allreduce",
     )
 }

@@ -18,6 +18,7 @@ mod pairwise;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::elems::VLayout;
 use crate::buf::{RecvBlocks, RecvBuf, SendBlocks, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
@@ -133,10 +134,12 @@ fn self_copy(b: &mut Builder, rank: i32, send: &[Slice], recv: &[Slice]) -> Resu
     Ok(())
 }
 
-/// # Safety
-/// As [`alltoall`].
+/// The schedule of an alltoall over these addresses: it only records them
+/// (nothing is read or written here); the caller keeps the buffers valid, holding
+/// the blocks the arguments name, until it completes (a blocking entry point runs
+/// it before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule(
+fn schedule(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -240,42 +243,43 @@ pub(crate) fn alltoall(
             return Ok(());
         }
     }
-    // SAFETY: the descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
-    let b = unsafe {
-        schedule(
-            "MPI_Alltoall",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recv.ptr(),
-            recvcount,
-            recvtype,
-            comm,
-        )
-    }?;
-    super::run(b, "MPI_Alltoall")
-}
-
-/// MPI_Ialltoall.
-///
-/// # Safety
-/// As [`alltoall`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ialltoall(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule(
-        "MPI_Ialltoall",
+    // The descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
+    let b = schedule(
+        "MPI_Alltoall",
         sendbuf,
         sendcount,
         sendtype,
-        recvbuf,
+        recv.ptr(),
+        recvcount,
+        recvtype,
+        comm,
+    )?;
+    super::run(b, "MPI_Alltoall")
+}
+
+/// MPI_Ialltoall, as [`alltoall`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn ialltoall(
+    send: Option<SendBuf<'static, '_>>,
+    sendcount: usize,
+    recv: RecvBuf<'static, '_>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Ialltoall";
+    crate::coll::api_move::alltoall_check(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    let sendbuf = send.as_ref().map(|s| s.ptr());
+    super::start(schedule(
+        CALL,
+        sendbuf,
+        sendcount,
+        sendtype,
+        recv.ptr(),
         recvcount,
         recvtype,
         comm,
@@ -379,10 +383,10 @@ fn schedule_w(
     Ok(b)
 }
 
-/// # Safety
-/// As [`alltoallv`].
+/// The schedule of an alltoallv over these addresses (as [`schedule`]'s:
+/// recorded only; the caller keeps the blocks valid until it completes).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule_v(
+fn schedule_v(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],
@@ -450,35 +454,33 @@ unsafe fn schedule_v(
 }
 
 /// The shared-memory path of a blocking alltoallv, if it takes it (`None`: run
-/// the schedule, which also reports any argument error).
-///
-/// # Safety
-/// As [`alltoallv`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv_shm(
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+/// the schedule, which also reports any argument error). `layouts`: both sides'
+/// blocks, checked against their descriptors.
+fn alltoallv_shm(
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
+    layouts: (VLayout<'_>, VLayout<'_>),
     comm: &Comm,
 ) -> Result<Option<()>> {
     const CALL: &str = "MPI_Alltoallv";
     let (n, me) = (comm.size(), comm.rank() as usize);
     // In place (every rank or none) keeps the schedule.
-    let Some(sendbuf) = sendbuf.filter(|_| !comm.is_inter()) else {
+    let Some(send) = send.filter(|_| !comm.is_inter()) else {
         return Ok(None);
     };
+    let (sendtype, recvtype) = (
+        super::api::dt(send.datatype()),
+        super::api::dt(recv.datatype()),
+    );
+    let (sl, rl) = layouts;
+    let (sendcounts, recvcounts) = (sl.counts(), rl.counts());
     let checked = util::check_type(CALL, "recvtype", recvtype).is_ok()
         && check_v(
             CALL,
             "recvcounts",
             recvcounts,
             "rdispls",
-            rdispls,
+            rl.displs(),
             n,
             recvtype,
         )
@@ -489,7 +491,7 @@ unsafe fn alltoallv_shm(
             "sendcounts",
             sendcounts,
             "sdispls",
-            sdispls,
+            sl.displs(),
             n,
             sendtype,
         )
@@ -506,84 +508,104 @@ unsafe fn alltoallv_shm(
         return Ok(None);
     };
     super::select::ran_shm(super::select::Op::ALLTOALLV);
-    // SAFETY: forwarded caller contract; the arguments were checked above.
-    unsafe {
-        super::shm::alltoallv(
-            sess, comm, CALL, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-            recvtype,
-        )
-    }
-    .map(Some)
+    super::shm::alltoallv(sess, comm, CALL, (send, sl), (recv, rl)).map(Some)
 }
 
-/// MPI_Alltoallv. `sendbuf == None` is MPI_IN_PLACE. Displacements count
-/// elements of the respective type's extent.
-///
-/// # Safety
-/// The buffers hold the described blocks and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoallv(
-    sendbuf: Option<*const u8>,
+/// MPI_Alltoallv. `send == None` is MPI_IN_PLACE. Block `j` of each side is
+/// `counts[j]` elements at element `displs[j]` of its descriptor (checked here,
+/// once: [`VLayout::check`]).
+pub(crate) fn alltoallv(
+    send: Option<SendBuf<'_, '_>>,
     sendcounts: &[usize],
     sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    mut recv: RecvBuf<'_, '_>,
     recvcounts: &[usize],
     rdispls: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll("MPI_Alltoallv", comm, None, 0, None, None)?;
-    // SAFETY: forwarded caller contract.
-    if let Some(()) = unsafe {
-        alltoallv_shm(
-            sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-        )?
-    } {
-        return Ok(());
-    }
-    super::run(
-        schedule_v(
-            "MPI_Alltoallv",
-            sendbuf,
+    const CALL: &str = "MPI_Alltoallv";
+    let n = comm.peer_group_size().max(0) as usize;
+    let sl = match &send {
+        Some(s) => VLayout::check(
+            CALL,
+            "sendbuf",
+            "sendcounts",
+            "sdispls",
+            s.count(),
             sendcounts,
             sdispls,
-            sendtype,
-            recvbuf,
+            n,
+        )?,
+        // In place: the blocks are read from the receive buffer, as laid out there.
+        None => VLayout::check(
+            CALL,
+            "recvbuf",
+            "recvcounts",
+            "rdispls",
+            recv.count(),
             recvcounts,
             rdispls,
-            recvtype,
-            comm,
+            n,
         )?,
-        "MPI_Alltoallv",
-    )
-}
-
-/// MPI_Ialltoallv.
-///
-/// # Safety
-/// As [`alltoallv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ialltoallv(
-    sendbuf: Option<*const u8>,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule_v(
-        "MPI_Ialltoallv",
-        sendbuf,
+    };
+    let rl = VLayout::check(
+        CALL,
+        "recvbuf",
+        "recvcounts",
+        "rdispls",
+        recv.count(),
+        recvcounts,
+        rdispls,
+        n,
+    )?;
+    let _diag = crate::diag::coll(CALL, comm, None, 0, None, None)?;
+    if let Some(()) = alltoallv_shm(send.as_ref(), &mut recv, (sl, rl), comm)? {
+        return Ok(());
+    }
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = schedule_v(
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
         sendcounts,
         sdispls,
         sendtype,
-        recvbuf,
+        recv.ptr(),
         recvcounts,
         rdispls,
+        recvtype,
+        comm,
+    )?;
+    super::run(b, CALL)
+}
+
+/// MPI_Ialltoallv: block `i` of each side is `counts[i]` elements at
+/// `displs[i]` (every block checked against its descriptor first),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn ialltoallv(
+    send: Option<SendBuf<'static, '_>>,
+    sb: crate::coll::api_move::Blocks<'_>,
+    recv: RecvBuf<'static, '_>,
+    rb: crate::coll::api_move::Blocks<'_>,
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Ialltoallv";
+    crate::coll::api_move::alltoallv_check(CALL, &send, &sb, &recv, &rb, comm)?;
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.datatype());
+    super::start(schedule_v(
+        CALL,
+        send.as_ref().map(|s| s.ptr()),
+        sb.counts,
+        sb.displs,
+        sendtype,
+        recv.ptr(),
+        rb.counts,
+        rb.displs,
         recvtype,
         comm,
     )?)

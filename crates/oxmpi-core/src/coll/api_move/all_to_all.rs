@@ -50,20 +50,9 @@ pub fn iallgather<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    allgather_check("MPI_Iallgather", &recv, None, &[], recvcount, comm)?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        allgather::iallgather(
-            send.as_ref().map(|s| s.ptr()),
-            sc,
-            sdt(&send),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
+    // The kernel runs the layout check.
+    let send = send.map(|s| s.lend(scope));
+    let r = allgather::iallgather(send, recv.lend(scope), recvcount, comm)?;
     scope.enter(r);
     Ok(r)
 }
@@ -89,21 +78,9 @@ pub fn iallgatherv<'a>(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<Request> {
-    allgather_check("MPI_Iallgatherv", &recv, Some(recvcounts), displs, 0, comm)?;
-    let sc = send.as_ref().map_or(0, |s| s.count());
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        allgather::iallgatherv(
-            send.as_ref().map(|s| s.ptr()),
-            sc,
-            sdt(&send),
-            recv.ptr(),
-            recvcounts,
-            displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
+    // The kernel runs the layout check.
+    let send = send.map(|s| s.lend(scope));
+    let r = allgather::iallgatherv(send, recv.lend(scope), recvcounts, displs, comm)?;
     scope.enter(r);
     Ok(r)
 }
@@ -145,19 +122,9 @@ pub fn ialltoall<'a>(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<Request> {
-    alltoall_check("MPI_Ialltoall", &send, sendcount, &recv, recvcount, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        alltoall::ialltoall(
-            send.as_ref().map(|s| s.ptr()),
-            sendcount,
-            sdt(&send),
-            recv.ptr(),
-            recvcount,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
+    // The kernel runs the layout check.
+    let send = send.map(|s| s.lend(scope));
+    let r = alltoall::ialltoall(send, sendcount, recv.lend(scope), recvcount, comm)?;
     scope.enter(r);
     Ok(r)
 }
@@ -168,7 +135,7 @@ pub struct Blocks<'c> {
     pub displs: &'c [isize],
 }
 
-pub(super) fn alltoallv_check(
+pub(crate) fn alltoallv_check(
     call: &str,
     send: &Option<SendBuf<'_, '_>>,
     sb: &Blocks<'_>,
@@ -210,21 +177,8 @@ pub fn alltoallv(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<()> {
-    alltoallv_check("MPI_Alltoallv", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `gather`.
-    unsafe {
-        alltoall::alltoallv(
-            send.as_ref().map(|s| s.ptr()),
-            sb.counts,
-            sb.displs,
-            sdt(&send),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }
+    // The kernel runs the layout check.
+    alltoall::alltoallv(send, sb.counts, sb.displs, recv, rb.counts, rb.displs, comm)
 }
 
 /// MPI_Ialltoallv: as [`alltoallv`], the buffers kept by `scope` until the request completes.
@@ -236,21 +190,9 @@ pub fn ialltoallv<'a>(
     rb: Blocks<'_>,
     comm: &Comm,
 ) -> Result<Request> {
-    alltoallv_check("MPI_Ialltoallv", &send, &sb, &recv, &rb, comm)?;
-    // SAFETY: as in `igather`.
-    let r = unsafe {
-        alltoall::ialltoallv(
-            send.as_ref().map(|s| s.ptr()),
-            sb.counts,
-            sb.displs,
-            sdt(&send),
-            recv.ptr(),
-            rb.counts,
-            rb.displs,
-            dt(recv.datatype()),
-            comm,
-        )
-    }?;
+    // The kernel runs the layout check.
+    let send = send.map(|s| s.lend(scope));
+    let r = alltoall::ialltoallv(send, sb, recv.lend(scope), rb, comm)?;
     scope.enter(r);
     Ok(r)
 }

@@ -6,11 +6,14 @@
 //! elements of its datatype. The per-rank blocks the call names (`n * count` for the
 //! uniform forms; `counts[i]` elements from displacement `displs[i]` for the v forms,
 //! in elements of the descriptor's datatype) are checked to lie inside it before the
-//! raw kernel runs: a block reaching outside is MPI_ERR_BUFFER, a count or
+//! kernel builds its schedule: a block reaching outside is MPI_ERR_BUFFER, a count or
 //! displacement array shorter than the group MPI_ERR_ARG. A buffer significant only
 //! at the root (`None` elsewhere) must be given where this rank is the root (the
 //! rank `root` of an intracommunicator; MPI_ROOT on an intercommunicator).
-//! `send: None` is MPI_IN_PLACE, read as the raw kernels read it.
+//! `send: None` is MPI_IN_PLACE, read as the kernels read it. An immediate call
+//! lends its descriptors for `'static` to the request it returns (`lend(scope)`:
+//! the scope keeps `'a` alive until the request completes); the kernels take
+//! them so, and none of this module's functions holds `unsafe`.
 
 use super::inter::ROOT;
 use super::{allgather, alltoall, gather, neighbor, reduce_scatter, scatter};
@@ -30,28 +33,19 @@ pub(crate) use all_to_all::{allgather_check, alltoall_check};
 pub use neighborhood::*;
 pub use reduce_scatter_blocks::*;
 pub use rooted::*;
-pub(crate) use rooted::{gather_args, scatter_args};
 
 pub(crate) fn dt(d: Option<&Datatype>) -> &Datatype {
     d.unwrap_or_else(|| Datatype::predefined_ref(Primitive::Byte))
 }
 
-fn sdt<'d>(s: &Option<SendBuf<'_, 'd>>) -> &'d Datatype {
-    dt(s.as_ref().and_then(|s| s.datatype()))
-}
-
-fn rdt<'d>(r: &Option<RecvBuf<'_, 'd>>) -> &'d Datatype {
-    dt(r.as_ref().and_then(|r| r.datatype()))
-}
-
 /// Where a descriptor that is not significant here is missing: an address the raw
 /// kernels receive but, on this rank, never reach.
-fn nowhere() -> *mut u8 {
+pub(crate) fn nowhere() -> *mut u8 {
     std::ptr::NonNull::<u8>::dangling().as_ptr()
 }
 
 /// This rank holds the root's buffer of a rooted collective.
-fn at_root(comm: &Comm, root: i32) -> bool {
+pub(crate) fn at_root(comm: &Comm, root: i32) -> bool {
     if comm.is_inter() {
         root == ROOT
     } else {
@@ -60,7 +54,13 @@ fn at_root(comm: &Comm, root: i32) -> bool {
 }
 
 /// `n` consecutive blocks of `count` elements fit in a descriptor of `cap` elements.
-fn check_uniform(call: &str, arg: &str, cap: usize, count: usize, n: usize) -> Result<()> {
+pub(crate) fn check_uniform(
+    call: &str,
+    arg: &str,
+    cap: usize,
+    count: usize,
+    n: usize,
+) -> Result<()> {
     if count.checked_mul(n).is_none_or(|k| k > cap) {
         return Err(MpiError::arg(
             ErrorClass::Buffer,
@@ -73,7 +73,8 @@ fn check_uniform(call: &str, arg: &str, cap: usize, count: usize, n: usize) -> R
 }
 
 /// Block `i` (`counts[i]` elements from element `displs[i]`) lies inside a
-/// descriptor of `cap` elements, for each of the `n` ranks.
+/// descriptor of `cap` elements, for each of the `n` ranks (the rule of
+/// [`VLayout::check`](crate::buf::elems::VLayout::check), the blocking v forms' check).
 #[allow(clippy::too_many_arguments)]
 fn check_blocks(
     call: &str,
@@ -85,36 +86,8 @@ fn check_blocks(
     displs: &[isize],
     n: usize,
 ) -> Result<()> {
-    if counts.len() < n {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            call,
-            counts_arg,
-            format!("has {} entries for {n} ranks", counts.len()),
-        ));
-    }
-    if displs.len() < n {
-        return Err(MpiError::arg(
-            ErrorClass::Arg,
-            call,
-            displs_arg,
-            format!("has {} entries for {n} ranks", displs.len()),
-        ));
-    }
-    for (i, (&c, &d)) in counts[..n].iter().zip(&displs[..n]).enumerate() {
-        if c == 0 {
-            continue;
-        }
-        if d < 0 || (d as usize).checked_add(c).is_none_or(|end| end > cap) {
-            return Err(MpiError::arg(
-                ErrorClass::Buffer,
-                call,
-                arg,
-                format!("block {i} ({c} elements at displacement {d}) reaches outside its {cap} elements"),
-            ));
-        }
-    }
-    Ok(())
+    crate::buf::elems::VLayout::check(call, arg, counts_arg, displs_arg, cap, counts, displs, n)
+        .map(|_| ())
 }
 
 /// The blocks of `n` ranks lie inside a descriptor of `cap` elements: `n` blocks of
@@ -138,7 +111,7 @@ fn check_layout(
 }
 
 /// A buffer the call needs on this rank.
-fn needed(call: &str, arg: &str) -> MpiError {
+pub(crate) fn needed(call: &str, arg: &str) -> MpiError {
     MpiError::arg(
         ErrorClass::Buffer,
         call,

@@ -79,27 +79,18 @@ fn select(n: i32, bytes: usize) -> Result<&'static str> {
 fn schedule(call: &str, buf: &RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<Builder> {
     let (buf, count, dt) = (buf.ptr(), buf.count(), super::api::dt(buf.datatype()));
     if comm.is_inter() {
-        // SAFETY: the descriptor's memory stays valid until the schedule completes (see above).
-        return unsafe { super::inter::bcast(call, buf, count, dt, root, comm) };
+        return super::inter::bcast(call, buf, count, dt, root, comm);
     }
     super::check_root(call, comm, root)?;
     util::check_type(call, "datatype", dt)?;
     util::check_count(call, "count", count, dt)?;
-    // SAFETY: forwarded caller contract; the arguments were checked above.
-    unsafe { build(buf, count, dt, root, comm) }
+    build(buf, count, dt, root, comm)
 }
 
-/// [`schedule`] after its checks (intracommunicators).
-///
-/// # Safety
-/// As [`schedule`]; `root`, `dt` and `count` passed its checks.
-unsafe fn build(
-    buf: *mut u8,
-    count: usize,
-    dt: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Builder> {
+/// [`schedule`] after its checks (intracommunicators): `root`, `dt` and `count`
+/// passed them. Records the address only; the caller keeps the buffer valid
+/// until the schedule completes.
+fn build(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> Result<Builder> {
     let (rank, n) = (comm.rank(), comm.size());
     let algo = select(n, util::packed_len(count, dt))?;
     let mut b = Builder::new(comm);
@@ -151,8 +142,8 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
         }
     }
     let b = match checked {
-        // SAFETY: the descriptor is readable and writable for this blocking call; its arguments passed the checks above (once is enough).
-        true => unsafe { build(buf.ptr(), count, dt, root, comm)? },
+        // The descriptor is readable and writable for this blocking call; its arguments passed the checks above (once is enough).
+        true => build(buf.ptr(), count, dt, root, comm)?,
         false => schedule("MPI_Bcast", &buf, root, comm)?,
     };
     super::run(b, "MPI_Bcast")

@@ -12,6 +12,7 @@ mod linear;
 
 use super::sched::{Builder, Slice};
 use super::util;
+use crate::buf::elems::VLayout;
 use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
@@ -268,10 +269,96 @@ pub(crate) fn check_rooted(
     Ok(blk)
 }
 
-/// # Safety
-/// As [`gather`].
+/// A rooted gather's arguments after the layout check: the addresses its
+/// schedule records (`send: None` is MPI_IN_PLACE; where the receive buffer is
+/// not significant, an address never reached) and, at the root of a v form, its
+/// blocks' layout, checked against the receive descriptor.
+pub(crate) struct GatherArgs<'c> {
+    pub(crate) send: Option<*const u8>,
+    pub(crate) recv: *mut u8,
+    pub(crate) layout: Option<VLayout<'c>>,
+}
+
+/// The root's buffer of a rooted call, `buf` (its address and capacity in
+/// elements; `args`: its name and its counts array's): at the root it is needed
+/// (MPI_ERR_BUFFER) and must hold `n` blocks of `count` (`counts: None`) or the
+/// v form's blocks, whose checked layout is returned; elsewhere it is not
+/// significant: an address never reached.
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule(
+pub(crate) fn root_side<'c>(
+    call: &str,
+    args: (&str, &str),
+    buf: Option<(*mut u8, usize)>,
+    counts: Option<&'c [usize]>,
+    displs: &'c [isize],
+    count: usize,
+    root: i32,
+    comm: &Comm,
+) -> Result<(*mut u8, Option<VLayout<'c>>)> {
+    use super::api_move::{at_root, check_uniform, needed, nowhere};
+    let (arg, counts_arg) = args;
+    if !at_root(comm, root) {
+        return Ok((nowhere(), None));
+    }
+    let Some((p, cap)) = buf else {
+        return Err(needed(call, arg));
+    };
+    let n = comm.peer_group_size().max(0) as usize;
+    let layout = match counts {
+        None => {
+            check_uniform(call, arg, cap, count, n)?;
+            None
+        }
+        Some(c) => Some(VLayout::check(
+            call, arg, counts_arg, "displs", cap, c, displs, n,
+        )?),
+    };
+    Ok((p, layout))
+}
+
+/// The layout check of a gather (`recvcounts: None`: `n` blocks of `count`) or
+/// gatherv (block `j`: `recvcounts[j]` elements at `displs[j]`) on every
+/// communicator, blocking or not: at the root (`root`, or MPI_ROOT on an
+/// intercommunicator) the receive buffer is needed and must hold every block
+/// (MPI_ERR_BUFFER; count and displacement arrays shorter than the group:
+/// MPI_ERR_ARG), naming `call` and the argument.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather_args<'c>(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    recv: &Option<RecvBuf<'_, '_>>,
+    recvcounts: Option<&'c [usize]>,
+    displs: &'c [isize],
+    count: usize,
+    root: i32,
+    comm: &Comm,
+) -> Result<GatherArgs<'c>> {
+    let recv_side = recv.as_ref().map(|r| (r.ptr(), r.count()));
+    let (recv, layout) = root_side(
+        call,
+        ("recvbuf", "recvcounts"),
+        recv_side,
+        recvcounts,
+        displs,
+        count,
+        root,
+        comm,
+    )?;
+    // Without a send buffer the schedule either reads the root's block of the
+    // receive buffer (in place, checked above) or refuses.
+    Ok(GatherArgs {
+        send: send.as_ref().map(|s| s.ptr()),
+        recv,
+        layout,
+    })
+}
+
+/// The schedule of a gather over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
+#[allow(clippy::too_many_arguments)]
+fn schedule(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -343,16 +430,7 @@ pub(crate) fn gather(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let a = crate::coll::api_move::gather_args(
-        "MPI_Gather",
-        &send,
-        &recv,
-        None,
-        &[],
-        recvcount,
-        root,
-        comm,
-    )?;
+    let a = gather_args("MPI_Gather", &send, &recv, None, &[], recvcount, root, comm)?;
     let (sendbuf, recvbuf) = (a.send, a.recv);
     let sendcount = send.as_ref().map_or(0, |s| s.count());
     let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
@@ -392,40 +470,9 @@ pub(crate) fn gather(
         }
         None => {}
     }
-    // SAFETY: the descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = unsafe {
-        schedule(
-            "MPI_Gather",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    super::run(b, "MPI_Gather")
-}
-
-/// MPI_Igather.
-///
-/// # Safety
-/// As [`gather`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn igather(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule(
-        "MPI_Igather",
+    // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = schedule(
+        "MPI_Gather",
         sendbuf,
         sendcount,
         sendtype,
@@ -434,6 +481,29 @@ pub(crate) unsafe fn igather(
         recvtype,
         root,
         comm,
+    )?;
+    super::run(b, "MPI_Gather")
+}
+
+/// MPI_Igather, as [`gather`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn igather(
+    send: Option<SendBuf<'static, '_>>,
+    recv: Option<RecvBuf<'static, '_>>,
+    recvcount: usize,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Igather";
+    let a = gather_args(CALL, &send, &recv, None, &[], recvcount, root, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    super::start(schedule(
+        CALL, a.send, sendcount, sendtype, a.recv, recvcount, recvtype, root, comm,
     )?)
 }
 
@@ -470,56 +540,10 @@ pub(crate) fn check_v(
     Ok(())
 }
 
-/// The shared-memory path of a blocking gatherv, if it takes it (`None`: run
-/// the schedule, which also reports any argument error).
-///
-/// # Safety
-/// As [`gatherv`].
+/// The schedule of a gatherv over these addresses (as [`schedule`]'s: recorded
+/// only; the caller keeps the blocks valid until it completes).
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv_shm(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Option<()>> {
-    let call = "MPI_Gatherv";
-    let local = Side::send(sendbuf.is_some(), sendcount, sendtype);
-    let at_root = Side::recv_v(recvcounts, displs, recvtype);
-    let key = super::select::Op::GATHERV;
-    let Some(Rooted::Shm(sess, _)) =
-        rooted_shortcut(call, key, comm, root, &local, &at_root, true)?
-    else {
-        return Ok(None);
-    };
-
-    // SAFETY: forwarded caller contract; the arguments were checked above.
-    unsafe {
-        super::shm::gatherv(
-            sess,
-            comm,
-            call,
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            recvcounts,
-            displs,
-            recvtype,
-            root as usize,
-        )
-    }
-    .map(Some)
-}
-
-/// # Safety
-/// As [`gatherv`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn schedule_v(
+fn schedule_v(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -598,83 +622,59 @@ unsafe fn schedule_v(
     Ok(b)
 }
 
-/// MPI_Gatherv. `sendbuf == None` is MPI_IN_PLACE (root only). `displs` count
-/// elements of `recvtype`'s extent.
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes at the given
-/// displacements (at the root for `recvbuf`) and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Gatherv. `send == None` is MPI_IN_PLACE (root only). Block `j` of the
+/// root's `recv` is `recvcounts[j]` elements at element `displs[j]` (checked
+/// here, once: [`gather_args`]).
+pub(crate) fn gatherv(
+    send: Option<SendBuf<'_, '_>>,
+    recv: Option<RecvBuf<'_, '_>>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Gatherv",
-        comm,
-        Some(root),
-        sendcount,
-        Some(sendtype),
-        None,
-    )?;
-    // SAFETY: forwarded caller contract.
-    if let Some(()) = unsafe {
-        gatherv_shm(
-            sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
-        )?
-    } {
-        return Ok(());
+    const CALL: &str = "MPI_Gatherv";
+    let a = gather_args(CALL, &send, &recv, Some(recvcounts), displs, 0, root, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let _diag = crate::diag::coll(CALL, comm, Some(root), sendcount, Some(sendtype), None)?;
+    let local = Side::send(send.is_some(), sendcount, sendtype);
+    let at_root = Side::recv_v(recvcounts, displs, recvtype);
+    let key = super::select::Op::GATHERV;
+    if let Some(Rooted::Shm(sess, _)) =
+        rooted_shortcut(CALL, key, comm, root, &local, &at_root, true)?
+    {
+        let mut recv = recv;
+        let recv = recv.as_mut().zip(a.layout);
+        return super::shm::gatherv(sess, comm, CALL, send.as_ref(), recv, root as usize);
     }
-    super::run(
-        schedule_v(
-            "MPI_Gatherv",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            recvcounts,
-            displs,
-            recvtype,
-            root,
-            comm,
-        )?,
-        "MPI_Gatherv",
-    )
+    // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = schedule_v(
+        CALL, a.send, sendcount, sendtype, a.recv, recvcounts, displs, recvtype, root, comm,
+    )?;
+    super::run(b, CALL)
 }
 
-/// MPI_Igatherv.
-///
-/// # Safety
-/// As [`gatherv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn igatherv(
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+/// MPI_Igatherv, as [`gatherv`] (the same checked layout),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn igatherv(
+    send: Option<SendBuf<'static, '_>>,
+    recv: Option<RecvBuf<'static, '_>>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Igatherv";
+    let a = gather_args(CALL, &send, &recv, Some(recvcounts), displs, 0, root, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule_v(
-        "MPI_Igatherv",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcounts,
-        displs,
-        recvtype,
-        root,
-        comm,
+        CALL, a.send, sendcount, sendtype, a.recv, recvcounts, displs, recvtype, root, comm,
     )?)
 }

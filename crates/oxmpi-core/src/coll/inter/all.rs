@@ -42,10 +42,9 @@ pub(crate) fn barrier(comm: &Comm) -> Result<Builder> {
 /// Inter-allgather: each rank receives `recvcount` elements from every rank of
 /// the remote group (in remote rank order) and sends its own block to each.
 ///
-/// # Safety
-/// As `coll::allgather::allgather` (`recvbuf`: remote size * `recvcount` elements).
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::allgather::allgather` (`recvbuf`: remote size * `recvcount` elements) needs, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgather(
+pub(crate) fn allgather(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -81,10 +80,9 @@ pub(crate) unsafe fn allgather(
 
 /// Inter-allgatherv: `recvcounts`/`displs` have one entry per remote rank.
 ///
-/// # Safety
-/// As `coll::allgather::allgatherv`.
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::allgather::allgatherv` needs, until the schedule completes).
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub(crate) unsafe fn allgatherv(
+pub(crate) fn allgatherv(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -134,10 +132,9 @@ pub(crate) unsafe fn allgatherv(
 /// Inter-alltoall: block j of `sendbuf` goes to remote rank j; block j of
 /// `recvbuf` comes from remote rank j.
 ///
-/// # Safety
-/// As `coll::alltoall::alltoall`, with remote size blocks on both sides.
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::alltoall::alltoall` needs, remote size blocks on both sides, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoall(
+pub(crate) fn alltoall(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -180,10 +177,9 @@ pub(crate) unsafe fn alltoall(
 
 /// Inter-alltoallv: counts and displacements have one entry per remote rank.
 ///
-/// # Safety
-/// As `coll::alltoall::alltoallv`.
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::alltoall::alltoallv` needs, until the schedule completes).
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-pub(crate) unsafe fn alltoallv(
+pub(crate) fn alltoallv(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcounts: &[usize],

@@ -11,9 +11,8 @@ use crate::error::Result;
 
 /// Inter-bcast.
 ///
-/// # Safety
-/// As `coll::bcast::bcast`.
-pub(crate) unsafe fn bcast(
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::bcast::bcast` needs, until the schedule completes).
+pub(crate) fn bcast(
     call: &str,
     buf: *mut u8,
     count: usize,
@@ -50,10 +49,9 @@ pub(crate) unsafe fn bcast(
 
 /// Inter-gather: the root receives `recvcount` elements from each remote rank.
 ///
-/// # Safety
-/// As `coll::gather::gather` (`recvbuf`: remote size * `recvcount` elements).
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::gather::gather` (`recvbuf`: remote size * `recvcount` elements) needs, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gather(
+pub(crate) fn gather(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -96,10 +94,9 @@ pub(crate) unsafe fn gather(
 
 /// Inter-gatherv: `recvcounts`/`displs` (at the root) have one entry per remote rank.
 ///
-/// # Safety
-/// As `coll::gather::gatherv`.
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::gather::gatherv` needs, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gatherv(
+pub(crate) fn gatherv(
     call: &str,
     sendbuf: Option<*const u8>,
     sendcount: usize,
@@ -161,10 +158,9 @@ pub(crate) unsafe fn gatherv(
 
 /// Inter-scatter: the root sends block j (`sendcount` elements) to remote rank j.
 ///
-/// # Safety
-/// As `coll::scatter::scatter` (`sendbuf`: remote size * `sendcount` elements).
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::scatter::scatter` (`sendbuf`: remote size * `sendcount` elements) needs, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatter(
+pub(crate) fn scatter(
     call: &str,
     sendbuf: *const u8,
     sendcount: usize,
@@ -207,10 +203,9 @@ pub(crate) unsafe fn scatter(
 
 /// Inter-scatterv: `sendcounts`/`displs` (at the root) have one entry per remote rank.
 ///
-/// # Safety
-/// As `coll::scatter::scatterv`.
+/// Records the addresses only (the caller keeps the buffers valid, as `coll::scatter::scatterv` needs, until the schedule completes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatterv(
+pub(crate) fn scatterv(
     call: &str,
     sendbuf: *const u8,
     sendcounts: &[usize],

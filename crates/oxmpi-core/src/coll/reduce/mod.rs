@@ -492,6 +492,6 @@ pub fn reduce_local(input: SendBuf<'_, '_>, inout: RecvBuf<'_, '_>, op: &Op) -> 
     if count == 0 || dt.size() == 0 {
         return Ok(());
     }
-    // SAFETY: both descriptors are valid for this call, with the same layout, and cannot overlap (one is a shared borrow, the other an exclusive one).
-    unsafe { op.apply(input.ptr(), inout.ptr(), count, dt) }
+    let mut inout = inout;
+    op.apply_bufs(CALL, &input, &mut inout)
 }

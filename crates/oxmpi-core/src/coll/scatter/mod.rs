@@ -13,6 +13,7 @@ mod linear;
 use super::gather::{check_rooted, check_v, size_mismatch, Side};
 use super::sched::Builder;
 use super::util;
+use crate::buf::elems::VLayout;
 use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
 use crate::datatype::Datatype;
@@ -89,10 +90,12 @@ fn in_place_not_at_root(call: &str) -> MpiError {
     )
 }
 
-/// # Safety
-/// As [`scatter`].
+/// The schedule of a scatter over these addresses: it only records them (nothing
+/// is read or written here); the caller keeps the buffers valid, holding the
+/// blocks the arguments name, until it completes (a blocking entry point runs it
+/// before returning, over its checked descriptors).
 #[allow(clippy::too_many_arguments)]
-unsafe fn schedule(
+fn schedule(
     call: &str,
     sendbuf: *const u8,
     sendcount: usize,
@@ -151,15 +154,7 @@ pub(crate) fn scatter(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let sendbuf = crate::coll::api_move::scatter_args(
-        "MPI_Scatter",
-        &send,
-        None,
-        &[],
-        sendcount,
-        root,
-        comm,
-    )?;
+    let sendbuf = scatter_args("MPI_Scatter", &send, None, &[], sendcount, root, comm)?.send;
     let recvbuf = recv.as_ref().map(|r| r.ptr());
     let recvcount = recv.as_ref().map_or(0, |r| r.count());
     let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
@@ -199,40 +194,9 @@ pub(crate) fn scatter(
         }
         None => {}
     }
-    // SAFETY: the descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = unsafe {
-        schedule(
-            "MPI_Scatter",
-            sendbuf,
-            sendcount,
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root,
-            comm,
-        )
-    }?;
-    super::run(b, "MPI_Scatter")
-}
-
-/// MPI_Iscatter.
-///
-/// # Safety
-/// As [`scatter`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iscatter(
-    sendbuf: *const u8,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Request> {
-    super::start(schedule(
-        "MPI_Iscatter",
+    // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = schedule(
+        "MPI_Scatter",
         sendbuf,
         sendcount,
         sendtype,
@@ -241,59 +205,37 @@ pub(crate) unsafe fn iscatter(
         recvtype,
         root,
         comm,
+    )?;
+    super::run(b, "MPI_Scatter")
+}
+
+/// MPI_Iscatter, as [`scatter`] (the same layout check),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iscatter(
+    send: Option<SendBuf<'static, '_>>,
+    sendcount: usize,
+    recv: Option<RecvBuf<'static, '_>>,
+    root: i32,
+    comm: &Comm,
+) -> Result<Request> {
+    const CALL: &str = "MPI_Iscatter";
+    let sendbuf = scatter_args(CALL, &send, None, &[], sendcount, root, comm)?.send;
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    super::start(schedule(
+        CALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )?)
 }
 
-/// The shared-memory path of a blocking scatterv, if it takes it (`None`: run
-/// the schedule, which also reports any argument error).
-///
-/// # Safety
-/// As [`scatterv`].
+/// The schedule of a scatterv over these addresses (as [`schedule`]'s: recorded
+/// only; the caller keeps the blocks valid until it completes).
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv_shm(
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
-    root: i32,
-    comm: &Comm,
-) -> Result<Option<()>> {
-    let call = "MPI_Scatterv";
-    let local = Side::recv(recvbuf.is_some(), recvcount, recvtype);
-    let at_root = Side::send_v(sendcounts, displs, sendtype);
-    let key = super::select::Op::SCATTERV;
-    let Some(super::gather::Rooted::Shm(sess, _)) =
-        super::gather::rooted_shortcut(call, key, comm, root, &local, &at_root, false)?
-    else {
-        return Ok(None);
-    };
-
-    // SAFETY: forwarded caller contract; the arguments were checked above.
-    unsafe {
-        super::shm::scatterv(
-            sess,
-            comm,
-            call,
-            sendbuf,
-            sendcounts,
-            displs,
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root as usize,
-        )
-    }
-    .map(Some)
-}
-
-/// # Safety
-/// As [`scatterv`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn schedule_v(
+fn schedule_v(
     call: &str,
     sendbuf: *const u8,
     sendcounts: &[usize],
@@ -363,83 +305,94 @@ unsafe fn schedule_v(
     Ok(b)
 }
 
-/// MPI_Scatterv. `recvbuf == None` is MPI_IN_PLACE (root only). `displs` count
-/// elements of `sendtype`'s extent.
-///
-/// # Safety
-/// The buffers hold the given counts of their datatypes at the given
-/// displacements (at the root for `sendbuf`) and are valid for the call.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatterv(
-    sendbuf: *const u8,
+/// MPI_Scatterv. `recv == None` is MPI_IN_PLACE (root only). Block `j` of the
+/// root's `send` is `sendcounts[j]` elements at element `displs[j]` (checked
+/// here, once: [`scatter_args`]).
+pub(crate) fn scatterv(
+    send: Option<SendBuf<'_, '_>>,
     sendcounts: &[usize],
     displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<RecvBuf<'_, '_>>,
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let _diag = crate::diag::coll(
-        "MPI_Scatterv",
-        comm,
-        Some(root),
-        recvcount,
-        Some(recvtype),
-        None,
-    )?;
-    // SAFETY: forwarded caller contract.
-    if let Some(()) = unsafe {
-        scatterv_shm(
-            sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-        )?
-    } {
-        return Ok(());
+    const CALL: &str = "MPI_Scatterv";
+    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, root, comm)?;
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let _diag = crate::diag::coll(CALL, comm, Some(root), recvcount, Some(recvtype), None)?;
+    let local = Side::recv(recv.is_some(), recvcount, recvtype);
+    let at_root = Side::send_v(sendcounts, displs, sendtype);
+    let key = super::select::Op::SCATTERV;
+    if let Some(super::gather::Rooted::Shm(sess, _)) =
+        super::gather::rooted_shortcut(CALL, key, comm, root, &local, &at_root, false)?
+    {
+        let mut recv = recv;
+        let send = send.as_ref().zip(a.layout);
+        return super::shm::scatterv(sess, comm, CALL, send, recv.as_mut(), root as usize);
     }
-    super::run(
-        schedule_v(
-            "MPI_Scatterv",
-            sendbuf,
-            sendcounts,
-            displs,
-            sendtype,
-            recvbuf,
-            recvcount,
-            recvtype,
-            root,
-            comm,
-        )?,
-        "MPI_Scatterv",
-    )
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
+    let b = schedule_v(
+        CALL, a.send, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+    )?;
+    super::run(b, CALL)
 }
 
-/// MPI_Iscatterv.
-///
-/// # Safety
-/// As [`scatterv`], with the buffers valid until the request completes.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn iscatterv(
-    sendbuf: *const u8,
+/// A rooted scatter's arguments after the layout check (as [`GatherArgs`](super::gather::GatherArgs),
+/// for the send side).
+pub(crate) struct ScatterArgs<'c> {
+    pub(crate) send: *const u8,
+    pub(crate) layout: Option<VLayout<'c>>,
+}
+
+/// The layout check of a scatter (`sendcounts: None`: `n` blocks of `count`) or
+/// scatterv on every communicator, blocking or not (as
+/// [`gather_args`](super::gather::gather_args), for the root's send buffer).
+pub(crate) fn scatter_args<'c>(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    sendcounts: Option<&'c [usize]>,
+    displs: &'c [isize],
+    count: usize,
+    root: i32,
+    comm: &Comm,
+) -> Result<ScatterArgs<'c>> {
+    let side = send.as_ref().map(|s| (s.ptr().cast_mut(), s.count()));
+    let (send, layout) = super::gather::root_side(
+        call,
+        ("sendbuf", "sendcounts"),
+        side,
+        sendcounts,
+        displs,
+        count,
+        root,
+        comm,
+    )?;
+    Ok(ScatterArgs { send, layout })
+}
+
+/// MPI_Iscatterv, as [`scatterv`] (the same checked layout),
+/// over descriptors lent for `'static` to the request it returns (by the
+/// caller's `BufScope`, or made so by the C boundary, MPI's rule: valid until
+/// the request completes), which is what keeps the addresses its schedule
+/// records valid while it runs.
+pub(crate) fn iscatterv(
+    send: Option<SendBuf<'static, '_>>,
     sendcounts: &[usize],
     displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    recv: Option<RecvBuf<'static, '_>>,
     root: i32,
     comm: &Comm,
 ) -> Result<Request> {
+    const CALL: &str = "MPI_Iscatterv";
+    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, root, comm)?;
+    let recvbuf = recv.as_ref().map(|r| r.ptr());
+    let recvcount = recv.as_ref().map_or(0, |r| r.count());
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     super::start(schedule_v(
-        "MPI_Iscatterv",
-        sendbuf,
-        sendcounts,
-        displs,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
+        CALL, a.send, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
     )?)
 }

@@ -10,9 +10,8 @@
 //!   the broadcast buffer and raises `res`, then all copy the whole result out
 //!   (two synchronizations, each element computed once).
 use super::{Counter, Session};
-use crate::buf::elems::ElemsMut;
+use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
-use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::op::Op;
 use crate::transport::shm::arena::{fold_with, Acc, Operand};
@@ -28,23 +27,20 @@ enum Variant {
     Blocks,
 }
 
-/// # Safety
-/// The buffers hold `count` elements of `dt` (and their memory spans); `k` is
-/// `chunk_elems` of them; `sendbuf == None` is MPI_IN_PLACE.
-pub(crate) unsafe fn allreduce(
+/// As MPI_Allreduce, arguments checked: `recv` holds the elements (and their
+/// memory spans), `send` (`None`: MPI_IN_PLACE) as many of the same layout;
+/// `k` is `chunk_elems` of them.
+pub(crate) fn allreduce(
     mut sess: Session<'_>,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
-    count: usize,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: &mut RecvBuf<'_, '_>,
     k: usize,
-    dt: &Datatype,
     op: &Op,
 ) -> Result<()> {
-    // SAFETY: forwarded caller contract: distinct buffers unless in place (then only `out`).
-    let (send, mut out) = unsafe {
-        let out = ElemsMut::from_raw(recvbuf, count, dt);
-        (sendbuf.map(|p| out.sibling(p)), out)
-    };
+    let (count, dt) = (recv.count(), crate::coll::api::dt(recv.datatype()));
+    // The views made here, next to their uses; the input shares the output's shape.
+    let mut out = recv.elems_mut();
+    let send = send.map(|s| out.sibling(s));
     // The op is checked against the datatype once here (the caller checked it
     // already: this cannot fail), not on every chunk and operand.
     let red = op.reducer(dt, "MPI_Allreduce")?;

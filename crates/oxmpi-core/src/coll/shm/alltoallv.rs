@@ -13,11 +13,12 @@
 //! received into the same bytes).
 use super::rooted::{own_block, put, take};
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{VBlocks, VBlocksMut};
+use crate::buf::elems::{VBlocks, VBlocksMut, VLayout};
+use crate::buf::{RecvBuf, SendBuf};
+use crate::coll::api::dt;
 use crate::coll::sched::Builder;
 use crate::coll::util;
 use crate::comm::Comm;
-use crate::datatype::Datatype;
 use crate::error::Result;
 use std::sync::atomic::Ordering;
 
@@ -26,36 +27,23 @@ pub(crate) fn sub_slot(n: usize) -> usize {
     (CHUNK / n.max(1)) & !63
 }
 
-/// # Safety
-/// As MPI_Alltoallv, arguments checked, not in place: `sendbuf` holds
-/// `sendcounts[j]` elements of `sendtype` at `sdispls[j]`, `recvbuf`
-/// `recvcounts[j]` of `recvtype` at `rdispls[j]`, for every rank j (the arrays
-/// have an entry per rank), and this rank's block to itself has the same packed
-/// size on both sides.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn alltoallv(
+/// As MPI_Alltoallv, arguments checked, not in place: `send` and `recv` are the
+/// descriptors with their blocks' layouts (checked against them when made),
+/// and this rank's block to itself has the same packed size on both sides.
+pub(crate) fn alltoallv(
     mut sess: Session<'_>,
     comm: &Comm,
     call: &str,
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    rdispls: &[isize],
-    recvtype: &Datatype,
+    send: (&SendBuf<'_, '_>, VLayout<'_>),
+    recv: (&mut RecvBuf<'_, '_>, VLayout<'_>),
 ) -> Result<()> {
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers (not in place).
-    let (send, mut recv) = unsafe {
-        (
-            VBlocks::from_raw(sendbuf, sendcounts, sdispls, sendtype),
-            VBlocksMut::from_raw(recvbuf, recvcounts, rdispls, recvtype),
-        )
-    };
+    let (sendtype, recvtype) = (dt(send.0.datatype()), dt(recv.0.datatype()));
+    let send = VBlocks::new(send.0.elems(), send.1);
+    let mut recv = VBlocksMut::new(recv.0.elems_mut(), recv.1);
+    let (sendcounts, recvcounts) = (send.counts(), recv.counts());
     let sub = sub_slot(n);
     let (ss, rs) = (sendtype.size(), recvtype.size());
     let in_sub = |bytes: usize| bytes > 0 && bytes <= sub;

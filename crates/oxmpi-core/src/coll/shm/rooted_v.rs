@@ -11,11 +11,12 @@
 //! taken where the area exists already ([`super::acquire_made`]).
 use super::rooted::{own_block, put, take};
 use super::{Counter, Session, CHUNK};
-use crate::buf::elems::{Elems, ElemsMut, VBlocks, VBlocksMut};
+use crate::buf::elems::{VBlocks, VBlocksMut, VLayout};
+use crate::buf::{RecvBuf, SendBuf};
+use crate::coll::api::dt;
 use crate::coll::sched::Builder;
 use crate::coll::util;
 use crate::comm::Comm;
-use crate::datatype::Datatype;
 use crate::error::Result;
 use std::sync::atomic::Ordering;
 
@@ -24,49 +25,40 @@ fn in_slot(blk: usize) -> bool {
     blk > 0 && blk <= CHUNK
 }
 
-/// # Safety
-/// As MPI_Gatherv, arguments checked: `sendbuf` (`None`: in place, root only)
-/// holds `sendcount` elements of `sendtype`; at the root, `recvbuf` holds
-/// `recvcounts[j]` elements of `recvtype` at displacement `displs[j]` for every
-/// rank j (`recvcounts` and `displs` have an entry per rank).
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gatherv(
+/// As MPI_Gatherv, arguments checked: `send` (`None`: in place, root only) is
+/// this rank's block; at the root, `recv` is the receive descriptor with its
+/// blocks' layout (checked against it when made; ignored elsewhere).
+pub(crate) fn gatherv(
     mut sess: Session<'_>,
     comm: &Comm,
     call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcounts: &[usize],
-    displs: &[isize],
-    recvtype: &Datatype,
+    send: Option<&SendBuf<'_, '_>>,
+    recv: Option<(&mut RecvBuf<'_, '_>, VLayout<'_>)>,
     root: usize,
 ) -> Result<()> {
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers; the receive blocks only at the root.
-    let (send, recv) = unsafe {
-        (
-            sendbuf.map(|p| Elems::from_raw(p, sendcount, sendtype)),
-            (me == root).then(|| VBlocksMut::from_raw(recvbuf, recvcounts, displs, recvtype)),
-        )
-    };
+    let sendtype = dt(send.and_then(|s| s.datatype()));
+    let send = send.map(|s| s.elems());
+    let recv = recv
+        .filter(|_| me == root)
+        .map(|(r, layout)| (dt(r.datatype()), VBlocksMut::new(r.elems_mut(), layout)));
     let s = cx.next();
     if let (false, Some(src)) = (me == root, &send) {
-        let blk = util::packed_len(sendcount, sendtype);
+        let blk = util::packed_len(src.count(), sendtype);
         if in_slot(blk) {
             cx.wait_free(s);
             // Nobody reads our slot half (CHUNK >= blk bytes) before our flag.
             put(src, cx.area().slot(me, s), blk);
         } else if blk > 0 {
-            let inp = util::packed_input(&mut b, src.ptr(), sendcount, sendtype);
+            let inp = util::packed_input(&mut b, src.ptr(), src.count(), sendtype);
             b.send(inp, root as i32);
         }
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, Some(root));
-    } else if let Some(mut recv) = recv {
+    } else if let Some((recvtype, mut recv)) = recv {
+        let recvcounts = recv.counts();
         let size = recvtype.size();
         let mut outs = Vec::new();
         if let Some(src) = &send {
@@ -116,37 +108,28 @@ pub(crate) unsafe fn gatherv(
     crate::coll::run(b, call)
 }
 
-/// # Safety
-/// As MPI_Scatterv, arguments checked: at the root, `sendbuf` holds
-/// `sendcounts[j]` elements of `sendtype` at displacement `displs[j]` for every
-/// rank j; `recvbuf` (`None`: in place, root only) holds `recvcount` elements of
-/// `recvtype`.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatterv(
+/// As MPI_Scatterv, arguments checked: at the root, `send` is the send
+/// descriptor with its blocks' layout (checked against it when made; ignored
+/// elsewhere); `recv` (`None`: in place, root only) is this rank's block.
+pub(crate) fn scatterv(
     mut sess: Session<'_>,
     comm: &Comm,
     call: &str,
-    sendbuf: *const u8,
-    sendcounts: &[usize],
-    displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
+    send: Option<(&SendBuf<'_, '_>, VLayout<'_>)>,
+    recv: Option<&mut RecvBuf<'_, '_>>,
     root: usize,
 ) -> Result<()> {
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    // SAFETY: forwarded caller contract: distinct buffers; the send blocks only at the root.
-    let (send, recv) = unsafe {
-        (
-            (me == root).then(|| VBlocks::from_raw(sendbuf, sendcounts, displs, sendtype)),
-            recvbuf.map(|p| ElemsMut::from_raw(p, recvcount, recvtype)),
-        )
-    };
+    let send = send
+        .filter(|_| me == root)
+        .map(|(s, layout)| (dt(s.datatype()), VBlocks::new(s.elems(), layout)));
+    let recvtype = dt(recv.as_ref().and_then(|r| r.datatype()));
+    let recv = recv.map(|r| r.elems_mut());
     let s = cx.next();
-    if let Some(send) = send {
+    if let Some((sendtype, send)) = send {
+        let sendcounts = send.counts();
         let size = sendtype.size();
         // A root with nothing for the slots does not wait (a zero-count
         // scatterv must not synchronize).
@@ -171,6 +154,7 @@ pub(crate) unsafe fn scatterv(
         }
     } else {
         let mut dst = recv.expect("MPI_IN_PLACE is the root's only");
+        let recvcount = dst.count();
         let blk = util::packed_len(recvcount, recvtype);
         if in_slot(blk) {
             cx.wait_release(s);

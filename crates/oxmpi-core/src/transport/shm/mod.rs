@@ -89,6 +89,7 @@ mod tests;
 use copy::CopyLine;
 pub use copy::COPY_SLOTS;
 use ring::SideLock;
+pub use ring::{RingReceiver, RingSender};
 
 /// Bytes of one ring cell, state word included.
 ///

@@ -22,6 +22,91 @@ impl SideLock {
 
 struct SideGuard<'a>(&'a AtomicBool);
 
+/// Takes every lock of `locks`, or none (`false`) if one is held.
+fn lock_all(locks: &[SideLock]) -> bool {
+    for (i, l) in locks.iter().enumerate() {
+        if l.0.swap(true, Ordering::Acquire) {
+            for taken in &locks[..i] {
+                taken.0.store(false, Ordering::Release);
+            }
+            return false;
+        }
+    }
+    true
+}
+
+fn unlock_all(locks: &[SideLock]) {
+    for l in locks {
+        l.0.store(false, Ordering::Release);
+    }
+}
+
+/// This process's producer side of every ring of a segment, for one owner (the
+/// engine keeps it in its `State`, behind the runtime's mutex): it holds every push
+/// lock of the segment while it lives, so [`ShmSegment::try_push`] from anywhere else
+/// finds the ring busy, and [`RingSender::push`] takes `&mut self`, so one thread at a
+/// time pushes through it. That is [`ShmSegment::try_push_exclusive`]'s contract,
+/// which is why `push` is safe and skips the per-packet lock. Not `Clone`.
+#[derive(Debug)]
+pub struct RingSender<'s> {
+    seg: &'s ShmSegment,
+}
+
+/// The consumer side of every ring into this process, as [`RingSender`] is the
+/// producer side: holds every pop lock of the segment; [`RingReceiver::pop`] is safe.
+#[derive(Debug)]
+pub struct RingReceiver<'s> {
+    seg: &'s ShmSegment,
+}
+
+impl ShmSegment {
+    /// The producer side of every ring from this rank, or `None` while another
+    /// holder (a `RingSender`, or a `try_push` in flight) has any of it.
+    pub fn sender(&self) -> Option<RingSender<'_>> {
+        lock_all(&self.push_locks).then_some(RingSender { seg: self })
+    }
+
+    /// The consumer side of every ring into this rank, as [`ShmSegment::sender`].
+    pub fn receiver(&self) -> Option<RingReceiver<'_>> {
+        lock_all(&self.pop_locks).then_some(RingReceiver { seg: self })
+    }
+}
+
+impl RingSender<'_> {
+    /// [`ShmSegment::try_push`] through the held producer side: no lock per packet.
+    #[inline(always)]
+    pub fn push(
+        &mut self,
+        to: usize,
+        max_len: usize,
+        fill: impl FnOnce(&mut [u8]) -> usize,
+    ) -> bool {
+        // SAFETY: this value holds every push lock of the segment (so no `try_push` runs) and is borrowed exclusively, so no other thread of this process pushes to `to` meanwhile.
+        unsafe { self.seg.try_push_exclusive(to, max_len, fill) }
+    }
+}
+
+impl Drop for RingSender<'_> {
+    fn drop(&mut self) {
+        unlock_all(&self.seg.push_locks);
+    }
+}
+
+impl RingReceiver<'_> {
+    /// [`ShmSegment::try_pop`] through the held consumer side: no lock per packet.
+    #[inline(always)]
+    pub fn pop(&mut self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+        // SAFETY: this value holds every pop lock of the segment (so no `try_pop` runs) and is borrowed exclusively, so no other thread of this process pops from `from` meanwhile.
+        unsafe { self.seg.try_pop_exclusive(from, f) }
+    }
+}
+
+impl Drop for RingReceiver<'_> {
+    fn drop(&mut self) {
+        unlock_all(&self.seg.pop_locks);
+    }
+}
+
 impl Drop for SideGuard<'_> {
     #[inline]
     fn drop(&mut self) {
@@ -182,15 +267,15 @@ impl ShmSegment {
         pushed
     }
 
-    /// [`ShmSegment::try_push`] without the per-ring lock, for a caller that already
-    /// serializes all of its process's ring traffic (the engine does everything under
-    /// its own mutex, and the extra locked instruction per packet was measurable).
+    /// [`ShmSegment::try_push`] without the per-ring lock, for [`RingSender`], which
+    /// holds them all (the engine pushes only through it: the extra locked
+    /// instruction per packet was measurable).
     ///
     /// # Safety
     /// No other thread of this process pushes to `to` (through either method) while
     /// this call runs.
     #[inline]
-    pub unsafe fn try_push_exclusive(
+    unsafe fn try_push_exclusive(
         &self,
         to: usize,
         max_len: usize,
@@ -293,7 +378,7 @@ impl ShmSegment {
     /// No other thread of this process pops from `from` (through either method)
     /// while this call runs.
     #[inline]
-    pub unsafe fn try_pop_exclusive(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
+    unsafe fn try_pop_exclusive(&self, from: usize, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let ring = self.ring_index(from, self.my_local);
         let head = &self.ctl(ring).head.pos;

@@ -3,6 +3,7 @@
 //! connection, the descriptors to wait on, and the clean shutdown.
 
 use super::*;
+use crate::buf::Landing;
 
 impl TcpTransport {
     /// Queues one packet for `to`: `fill` writes it straight into the send queue (no
@@ -255,24 +256,19 @@ impl TcpTransport {
     /// available bytes into per-peer packet queues. Returns whether anything happened.
     /// Never blocks.
     pub fn poll(&mut self) -> bool {
-        // SAFETY: a lander that never answers gives no memory to write.
-        unsafe { self.poll_landing(0, &mut |_, _, _| None) }
+        self.poll_landing(0, &mut |_, _, _| None)
     }
 
     /// [`TcpTransport::poll`] that offers every incoming packet of more than
     /// `head + DIRECT_MIN` bytes, once its first `head` bytes are in, to
-    /// `land(from, first_bytes, rest)`, which may answer the address of `rest` bytes
-    /// where the rest of the packet is read straight (no copy through our buffers);
-    /// such a packet pops as landed ([`TcpTransport::pop_landed`]).
-    ///
-    /// # Safety
-    /// Every address `land` answers must stay valid for writes of its `rest` bytes, and
-    /// not be read or written by anyone else, until its packet pops (or the transport
-    /// is dropped).
-    pub unsafe fn poll_landing(
+    /// `land(from, first_bytes, rest)`, which may lend `rest` bytes of a receive's
+    /// buffer ([`Landing`], which keeps that receive from completing) where the rest
+    /// of the packet is read straight (no copy through our buffers); such a packet
+    /// pops as landed ([`TcpTransport::pop_landed`]), and the landing is dropped then.
+    pub fn poll_landing(
         &mut self,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
     ) -> bool {
         let now = Instant::now();
         let mut did = false;
@@ -309,7 +305,7 @@ impl TcpTransport {
         &mut self,
         r: u32,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
         did: &mut bool,
     ) {
         let Some(res) = self.service_conn_inner(r, head, land, did) else {
@@ -324,7 +320,7 @@ impl TcpTransport {
         &mut self,
         r: u32,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<usize>,
+        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
         did: &mut bool,
     ) -> Option<std::result::Result<(), String>> {
         let p = &mut self.peers[r as usize];
@@ -357,8 +353,7 @@ impl TcpTransport {
                     Frame::Bye => {}
                 };
                 let mut land_here = |got: &[u8], rest: usize| land(r, got, rest);
-                // SAFETY: `poll_landing`'s contract is `try_land`'s.
-                unsafe { c.dec.try_land(head, DIRECT_MIN, &mut land_here) };
+                c.dec.try_land(head, DIRECT_MIN, &mut land_here);
                 let direct = c.dec.direct_buf_head(DIRECT_MIN, head).is_some();
                 // With landing on, a direct read also takes the next frame's header and
                 // engine header (into `scratch`), so the next large payload can land
@@ -399,28 +394,22 @@ impl TcpTransport {
                         if direct {
                             c.dec.advance_direct(n.min(dlen), &mut push);
                             if n > dlen {
-                                // SAFETY: `poll_landing`'s contract is `feed_landing`'s.
-                                unsafe {
-                                    c.dec.feed_landing(
-                                        &scratch[..n - dlen],
-                                        head,
-                                        DIRECT_MIN,
-                                        &mut land_here,
-                                        &mut push,
-                                    )
-                                }?;
-                            }
-                        } else {
-                            // SAFETY: `poll_landing`'s contract is `feed_landing`'s.
-                            unsafe {
                                 c.dec.feed_landing(
-                                    &scratch[..n],
+                                    &scratch[..n - dlen],
                                     head,
                                     DIRECT_MIN,
                                     &mut land_here,
                                     &mut push,
-                                )
-                            }?;
+                                )?;
+                            }
+                        } else {
+                            c.dec.feed_landing(
+                                &scratch[..n],
+                                head,
+                                DIRECT_MIN,
+                                &mut land_here,
+                                &mut push,
+                            )?;
                         }
                         if n < asked {
                             // A short read emptied the socket: another read now would

@@ -1,6 +1,7 @@
 //! Unit tests of the TCP transport: transports in one process, on 127.0.0.1.
 
 use super::*;
+use crate::buf::{ActiveBuf, Landing, RawBuf};
 use std::net::Ipv4Addr;
 
 #[path = "../../../tests/common/rng.rs"]
@@ -531,12 +532,16 @@ fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
         }
         // One sink per frame, with guard bytes after it.
         let mut sinks: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0xee; l + 64]).collect();
-        let sink_addrs: Vec<usize> = sinks.iter_mut().map(|s| s.as_mut_ptr() as usize).collect();
+        // Each sink lent as a receive's buffer is (alive for the test).
+        let mut actives: Vec<ActiveBuf> = sinks
+            .iter_mut()
+            .map(|s| ActiveBuf::take(RawBuf::from_mut_slice(s)))
+            .collect();
         let mut asked = Vec::new();
         let mut frame_no = 0usize;
         let mut d = wire::FrameDecoder::new();
         let mut out = Vec::new();
-        let mut land = |got: &[u8], rest: usize| -> Option<usize> {
+        let mut land = |got: &[u8], rest: usize| -> Option<Landing> {
             asked.push((got.len(), rest));
             assert!(got.len() >= HEAD && rest >= MIN);
             // Which frame: the one whose first bytes these are (matched by content).
@@ -546,10 +551,8 @@ fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
             if got[0] != 1 {
                 return None;
             }
-            let base = sink_addrs[k];
-            // SAFETY: `base` is the start of sink k, which holds len + 64 bytes.
-            unsafe { std::ptr::copy_nonoverlapping(got.as_ptr(), base as *mut u8, got.len()) };
-            Some(base + got.len())
+            actives[k].bytes_mut()[..got.len()].copy_from_slice(got);
+            actives[k].landing(got.len(), rest)
         };
         let mut at = 0;
         while at < stream.len() {
@@ -564,8 +567,7 @@ fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
                     continue;
                 }
             }
-            // SAFETY: the lander answers addresses inside `sinks`, alive for the test.
-            unsafe { d.feed_landing(&stream[at..at + n], HEAD, MIN, &mut land, |f| out.push(f)) }
+            d.feed_landing(&stream[at..at + n], HEAD, MIN, &mut land, |f| out.push(f))
                 .unwrap();
             at += n;
         }
@@ -616,7 +618,8 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
     };
     let sent: Vec<Vec<u8>> = (0..6u8).flat_map(|k| [big(k), vec![k; 10]]).collect();
     let mut dest = vec![0u8; 6 * MAX_PACKET];
-    let base = dest.as_mut_ptr() as usize;
+    // Lent as a receive's buffer is (alive for the test).
+    let mut active = ActiveBuf::take(RawBuf::from_mut_slice(&mut dest));
     let mut got: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
     let mut next = 0;
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -626,7 +629,7 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
             next += 1;
         }
         ts[0].poll();
-        let mut land = |from: u32, first: &[u8], rest: usize| -> Option<usize> {
+        let mut land = |from: u32, first: &[u8], rest: usize| -> Option<Landing> {
             assert_eq!(from, 0);
             assert_eq!(
                 first.len() + rest,
@@ -636,13 +639,11 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
             if first[0] != 1 {
                 return None;
             }
-            let at = base + first[1] as usize * MAX_PACKET;
-            // SAFETY: `at` starts one MAX_PACKET slot of `dest`.
-            unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), at as *mut u8, first.len()) };
-            Some(at + first.len())
+            let at = first[1] as usize * MAX_PACKET;
+            active.bytes_mut()[at..at + first.len()].copy_from_slice(first);
+            active.landing(at + first.len(), rest)
         };
-        // SAFETY: the lander answers slots of `dest`, which outlives the transport's use.
-        unsafe { ts[1].poll_landing(2, &mut land) };
+        ts[1].poll_landing(2, &mut land);
         assert_eq!(ts[1].failed_peer(), None);
         while let Some(p) = ts[1].pop_landed(0) {
             got.push(p);

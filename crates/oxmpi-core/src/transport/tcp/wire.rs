@@ -6,6 +6,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::MAX_PACKET;
+use crate::buf::Landing;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -238,8 +239,8 @@ pub enum Frame {
 /// Where the rest of the current payload goes instead of the decoder's buffer.
 #[derive(Debug)]
 struct Sink {
-    /// Address of `len` writable bytes (see [`FrameDecoder::set_sink`]).
-    addr: usize,
+    /// The embedder's memory lent for the rest of the payload, `len` bytes.
+    landing: Landing,
     len: usize,
     got: usize,
     /// Payload bytes in the decoder's buffer when the sink was set.
@@ -345,33 +346,27 @@ impl FrameDecoder {
     /// Feeds bytes; complete frames go to `out`. An error means the stream is
     /// malformed and must be closed (the decoder is then unusable).
     pub fn feed(&mut self, data: &[u8], out: impl FnMut(Frame)) -> Result<(), String> {
-        // SAFETY: a lander that never answers gives no memory to write.
-        unsafe { self.feed_landing(data, 0, usize::MAX, &mut |_, _| None, out) }
+        self.feed_landing(data, 0, usize::MAX, &mut |_, _| None, out)
     }
 
     /// [`FrameDecoder::feed`] that offers each payload of at least `head + min` bytes to
     /// `land` once its first `head` bytes are in ([`FrameDecoder::try_land`]).
-    ///
-    /// # Safety
-    /// As [`FrameDecoder::set_sink`], for every address `land` answers.
-    pub unsafe fn feed_landing(
+    pub fn feed_landing(
         &mut self,
         mut data: &[u8],
         head: usize,
         min: usize,
-        land: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
+        land: &mut dyn FnMut(&[u8], usize) -> Option<Landing>,
         mut out: impl FnMut(Frame),
     ) -> Result<(), String> {
         while !data.is_empty() {
             if self.payload.is_some() {
-                // SAFETY: this function's contract is `try_land`'s.
-                unsafe { self.try_land(head, min, land) };
+                self.try_land(head, min, land);
             }
-            if let Some(s) = &self.sink {
-                let n = (s.len - s.got).min(data.len());
-                let dst = (s.addr + s.got) as *mut u8;
-                // SAFETY: `set_sink`'s contract: `dst..dst + n` is within the sink's memory, writable and unaliased.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), dst, n) };
+            if let Some(s) = &mut self.sink {
+                let dst = s.landing.rest(s.got);
+                let n = dst.len().min(data.len());
+                dst[..n].copy_from_slice(&data[..n]);
                 data = &data[n..];
                 self.advance_direct(n, &mut out);
                 continue;
@@ -417,12 +412,8 @@ impl FrameDecoder {
         if self.sink.is_none() && !self.asked && self.got < head {
             return None;
         }
-        if let Some(s) = &self.sink {
-            let rest = s.len - s.got;
-            // SAFETY: `set_sink`'s caller keeps `addr..addr + len` writable and unaliased until the frame is out.
-            return Some(unsafe {
-                std::slice::from_raw_parts_mut((s.addr + s.got) as *mut u8, rest)
-            });
+        if let Some(s) = &mut self.sink {
+            return Some(s.landing.rest(s.got));
         }
         let got = self.got;
         match &mut self.payload {
@@ -448,14 +439,11 @@ impl FrameDecoder {
 
     /// Asks `land` (once per payload, when [`FrameDecoder::sink_wanted`] says so) where
     /// the rest of the current payload goes, and sets the sink it answers.
-    ///
-    /// # Safety
-    /// As [`FrameDecoder::set_sink`], for the address `land` answers.
-    pub unsafe fn try_land(
+    pub fn try_land(
         &mut self,
         head: usize,
         min: usize,
-        land: &mut dyn FnMut(&[u8], usize) -> Option<usize>,
+        land: &mut dyn FnMut(&[u8], usize) -> Option<Landing>,
     ) {
         let Some(answer) = self
             .sink_wanted(head, min)
@@ -464,25 +452,27 @@ impl FrameDecoder {
             return;
         };
         self.asked = true;
-        if let Some(addr) = answer {
-            // SAFETY: this function's contract.
-            unsafe { self.set_sink(addr) };
+        if let Some(landing) = answer {
+            self.set_sink(landing);
         }
     }
 
     /// Reads the rest of the current payload (the `rest` of [`FrameDecoder::sink_wanted`])
-    /// into `addr..addr + rest` instead of the decoder's buffer; the frame comes out as
-    /// [`Frame::Landed`].
-    ///
-    /// # Safety
-    /// `addr..addr + rest` must stay valid for writes, and not be read or written by
-    /// anyone else, until the frame comes out of [`FrameDecoder::advance_direct`] (or the
-    /// decoder is dropped).
-    pub unsafe fn set_sink(&mut self, addr: usize) {
+    /// into the memory `landing` lends (exactly `rest` bytes, else nothing is done)
+    /// instead of the decoder's buffer; the frame comes out as [`Frame::Landed`].
+    pub fn set_sink(&mut self, landing: Landing) {
+        let rest = match &self.payload {
+            Some(p) => p.len() - self.got,
+            None => return,
+        };
+        if landing.len() != rest {
+            debug_assert!(false, "a landing of {} bytes for {rest}", landing.len());
+            return;
+        }
         let Some(p) = self.payload.take() else { return };
         self.sink = Some(Sink {
-            addr,
-            len: p.len() - self.got,
+            landing,
+            len: rest,
             got: 0,
             head: self.got,
         });

@@ -1,0 +1,270 @@
+//! The memory of a collective schedule (`coll::sched`): where the bytes its
+//! steps send, receive, copy, pack and reduce live, and the one place they are
+//! reached.
+//!
+//! A schedule's buffers are [`Slice`]s: byte ranges of its own arena of
+//! temporaries ([`Base::Temp`], a `Vec` the schedule owns, reached as safe
+//! slices) or of caller memory ([`Base::Addr`]), and [`Elems`], a caller's typed
+//! elements that pack and unpack steps walk. Caller memory is the in-flight form
+//! of the collective's descriptors, held to the rule of [`RawBuf`]'s safe
+//! constructors: its constructors ([`Slice::user`], [`Slice::user_mut`],
+//! [`Elems::user`]) are crate-private and take addresses only from an entry
+//! point's checked descriptors (`SendBuf`/`RecvBuf`, the blocks of their v and w
+//! forms), which keep the memory valid, and a receive buffer untouched by
+//! others, until the collective completes: a blocking entry point runs its
+//! schedule to completion before it returns; a non-blocking one's descriptors
+//! are lent for `'static` to the request the schedule is (`lend(scope)`, or the
+//! C boundary's, by MPI's rule). A schedule's run ends only once none of its
+//! operations is in flight, a failed one too (`Schedule::advance`), so the
+//! request completes with nothing left that reaches them.
+//!
+//! [`Memory`] is made by the schedule while one of its steps runs (the
+//! collective active, its memory valid by the rule above), and its methods are
+//! the steps' accesses: the in-flight `RawBuf` a send or receive takes, copies,
+//! element copies, reductions, packing and unpacking. Every `unsafe` block of a
+//! schedule's memory is here.
+
+use super::RawBuf;
+use crate::datatype::Datatype;
+use crate::error::{ErrorClass, MpiError, Result};
+use crate::op::Op;
+
+/// Where a slice's bytes live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Base {
+    /// Caller memory (the user's buffers), valid until the collective completes.
+    Addr(usize),
+    /// A temporary buffer owned by the schedule: its byte offset in the
+    /// schedule's arena of temporaries.
+    Temp(usize),
+}
+
+/// A byte range of a buffer used by a schedule. Only this crate makes one of
+/// caller memory (see the module's rule); its base and offset are private.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slice {
+    base: Base,
+    offset: usize,
+    pub len: usize,
+}
+
+impl Slice {
+    /// A sub-range: `len` bytes starting `at` bytes into this slice.
+    pub fn sub(self, at: usize, len: usize) -> Slice {
+        assert!(
+            at + len <= self.len,
+            "sub-slice {at}+{len} outside a slice of {}",
+            self.len
+        );
+        Slice {
+            base: self.base,
+            offset: self.offset + at,
+            len,
+        }
+    }
+
+    /// `len` bytes at byte `at` of the schedule's arena of temporaries.
+    pub(crate) fn temp(at: usize, len: usize) -> Slice {
+        Slice {
+            base: Base::Temp(at),
+            offset: 0,
+            len,
+        }
+    }
+
+    /// A caller buffer (read-only use): an address from an entry point's
+    /// descriptor (see the module's rule).
+    pub(crate) fn user(ptr: *const u8, len: usize) -> Slice {
+        Slice {
+            base: Base::Addr(ptr as usize),
+            offset: 0,
+            len,
+        }
+    }
+
+    /// A caller buffer written by the schedule (see [`user`](Self::user)).
+    pub(crate) fn user_mut(ptr: *mut u8, len: usize) -> Slice {
+        Slice {
+            base: Base::Addr(ptr as usize),
+            offset: 0,
+            len,
+        }
+    }
+
+    /// Where the slice's bytes live.
+    pub fn base(&self) -> Base {
+        self.base
+    }
+}
+
+/// `count` elements of `dt` at a caller address (a non-contiguous layout a pack
+/// or unpack step walks), valid until the collective completes by the module's
+/// rule, as a [`Base::Addr`] slice is.
+#[derive(Clone, Debug)]
+pub struct Elems {
+    addr: usize,
+    count: usize,
+    dt: Datatype,
+}
+
+impl Elems {
+    /// The caller's elements at `ptr`, an address from an entry point's
+    /// descriptor (only stored here; pack and unpack steps read or write them).
+    pub(crate) fn user(ptr: *const u8, count: usize, dt: &Datatype) -> Elems {
+        Elems {
+            addr: ptr as usize,
+            count,
+            dt: dt.clone(),
+        }
+    }
+
+    /// The packed bytes of the elements.
+    pub fn packed_len(&self) -> usize {
+        self.count * self.dt.size()
+    }
+
+    /// A layout whose data would start in the null page (NULL passed with a
+    /// count; MPI_BOTTOM with absolute addresses is fine): MPI_ERR_BUFFER
+    /// instead of a dereference.
+    fn check(&self) -> Result<()> {
+        if (self.addr as isize).wrapping_add(self.dt.true_lb()) < 4096 {
+            return Err(MpiError::new(
+                ErrorClass::Buffer,
+                "collective: a buffer is NULL but data go through it".to_string(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A user buffer of `len > 0` bytes in the null page (a NULL buffer passed
+/// with a count, perhaps plus an offset): MPI_ERR_BUFFER, never a dereference.
+fn non_null(p: *const u8, len: usize) -> Result<()> {
+    if len > 0 && (p as usize) < 4096 {
+        return Err(MpiError::new(
+            ErrorClass::Buffer,
+            format!("collective: a buffer is NULL but {len} bytes go through it"),
+        ));
+    }
+    Ok(())
+}
+
+/// A schedule's memory while one of its steps runs (see the module's rule).
+pub struct Memory<'a> {
+    arena: &'a mut [u128],
+}
+
+impl<'a> Memory<'a> {
+    /// The memory of a schedule whose step runs now, over its arena of
+    /// temporaries (made by `coll::sched` only, in `Schedule::advance`).
+    pub(crate) fn new(arena: &'a mut [u128]) -> Memory<'a> {
+        Memory { arena }
+    }
+
+    /// The address of a slice's first byte.
+    fn addr(&mut self, s: Slice) -> *mut u8 {
+        match s.base {
+            Base::Addr(a) => (a + s.offset) as *mut u8,
+            Base::Temp(at) => {
+                let start = at + s.offset;
+                assert!(
+                    start + s.len <= self.arena.len() * 16,
+                    "slice outside the temporary buffers"
+                );
+                // In bounds (checked above) of a live allocation.
+                self.arena.as_mut_ptr().cast::<u8>().wrapping_add(start)
+            }
+        }
+    }
+
+    /// A slice as the in-flight descriptor a send or receive of the schedule
+    /// takes (MPI_ERR_BUFFER for caller memory in the null page).
+    pub(crate) fn raw(&mut self, s: Slice) -> Result<RawBuf> {
+        let p = self.addr(s);
+        non_null(p, s.len)?;
+        // SAFETY: caller memory stays valid (and a receive's untouched) until the collective completes, by the module's rule; a temporary is in the schedule's arena (heap memory that stays put), which the schedule holds while its requests are in flight (its run ends only once none is).
+        Ok(unsafe { RawBuf::from_ptr(p, s.len) })
+    }
+
+    /// Packs the caller's elements `src` into `dst` (their packed length).
+    pub(crate) fn pack(&mut self, src: &Elems, dst: Slice) -> Result<()> {
+        src.check()?;
+        let out = self.raw(dst)?;
+        // SAFETY: the caller's elements stay readable until the collective completes by the module's rule (as a `Base::Addr` slice does); `out` is a temporary of the schedule's arena or caller memory it writes, disjoint from the elements read (a schedule never packs a buffer into itself), and no operation of the schedule touches it while a step runs.
+        let (src, out) = unsafe {
+            (
+                super::SendBuf::from_raw(src.addr as *const u8, src.count, Some(&src.dt)),
+                out.as_mut_slice(),
+            )
+        };
+        super::pack(src, out, &mut 0)
+    }
+
+    /// Unpacks `src` (the packed length of `dst`) into the caller's elements `dst`.
+    pub(crate) fn unpack(&mut self, src: Slice, dst: &Elems) -> Result<()> {
+        dst.check()?;
+        let packed = self.raw(src)?;
+        // SAFETY: the caller's elements stay writable and untouched by others until the collective completes by the module's rule (as a `Base::Addr` slice does); `packed` is the schedule's temporary or caller memory it reads, disjoint from the elements written, and no operation of the schedule writes it while a step runs.
+        let (packed, dst) = unsafe {
+            (
+                packed.as_slice(),
+                super::RecvBuf::from_raw(dst.addr as *mut u8, dst.count, Some(&dst.dt)),
+            )
+        };
+        super::unpack(packed, &mut 0, dst)
+    }
+
+    /// `dst = src` (same length; they may overlap).
+    pub(crate) fn copy(&mut self, src: Slice, dst: Slice) -> Result<()> {
+        let (s, d) = (self.addr(src), self.addr(dst));
+        non_null(s, src.len)?;
+        non_null(d, dst.len)?;
+        // SAFETY: both slices are valid for their length (caller memory by the module's rule, temporaries by the bounds check in `addr`); `copy` allows overlap.
+        unsafe { std::ptr::copy(s, d, src.len) };
+        Ok(())
+    }
+
+    /// The bytes of `count` elements of `dt` (only those, not the gaps between
+    /// blocks) from the span `src` to the span `dst` (distinct buffers, both
+    /// starting at the type's `true_lb`).
+    pub(crate) fn copy_elems(
+        &mut self,
+        src: Slice,
+        dst: Slice,
+        count: usize,
+        dt: &Datatype,
+    ) -> Result<()> {
+        non_null(self.addr(src), src.len.max(1))?;
+        non_null(self.addr(dst), dst.len.max(1))?;
+        let (s, d) = (self.raw(src)?, self.raw(dst)?);
+        // SAFETY: both spans are valid for their length (caller memory by the module's rule, temporaries by the bounds check in `addr`) and distinct buffers (`Builder::copy_elems`'s contract); no operation of the schedule touches them while a step runs.
+        let (s, d) = unsafe { (s.as_slice(), d.as_mut_slice()) };
+        let (ext, lb) = (dt.extent(), dt.true_lb());
+        for i in 0..count {
+            dt.for_each_block(i as isize * ext - lb, |at, n| {
+                let at = at as usize;
+                d[at..at + n].copy_from_slice(&s[at..at + n]);
+            });
+        }
+        Ok(())
+    }
+
+    /// `dst = src op dst` over `count` elements of `dt`, both spans starting at
+    /// the type's `true_lb`.
+    pub(crate) fn reduce(
+        &mut self,
+        src: Slice,
+        dst: Slice,
+        count: usize,
+        dt: &Datatype,
+        op: &Op,
+    ) -> Result<()> {
+        non_null(self.addr(src), src.len)?;
+        non_null(self.addr(dst), dst.len)?;
+        let lb = dt.true_lb();
+        let s = self.addr(src).wrapping_offset(-lb) as *const u8;
+        let d = self.addr(dst).wrapping_offset(-lb);
+        // SAFETY: both spans cover `count` elements of `dt` shifted back by `true_lb` (caller memory by the module's rule, temporaries sized by `span_len`); `apply` touches only their bytes.
+        unsafe { op.apply(s, d, count, dt) }
+    }
+}
