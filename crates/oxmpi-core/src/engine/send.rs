@@ -631,7 +631,8 @@ fn push_whole(
         return false;
     }
     let pushed = tx.push(local, HEADER_LEN + data.len(), |cell| {
-        let hl = hdr.encode(cell);
+        // The compact header of a small message (at most HEADER_LEN bytes).
+        let hl = hdr.encode_whole(cell);
         copy_small(&mut cell[hl..], data);
         hl + data.len()
     });
@@ -651,9 +652,16 @@ pub(super) fn copy_small(dst: &mut [u8], src: &[u8]) {
     if (8..=16).contains(&n) {
         dst[..8].copy_from_slice(&src[..8]);
         dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else if (17..=32).contains(&n) {
+        // The rest of what fits one ring slot with the compact header (pt2pt/wire.rs).
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..]);
     } else if (4..8).contains(&n) {
         dst[..4].copy_from_slice(&src[..4]);
         dst[n - 4..].copy_from_slice(&src[n - 4..]);
+    } else if (33..=64).contains(&n) {
+        dst[..32].copy_from_slice(&src[..32]);
+        dst[n - 32..].copy_from_slice(&src[n - 32..]);
     } else {
         dst.copy_from_slice(src);
     }
@@ -665,9 +673,9 @@ mod tests {
 
     #[test]
     fn copy_small_copies_every_length_exactly() {
-        let src: Vec<u8> = (1..=40).collect();
-        for n in 0..=40 {
-            let mut dst = vec![0u8; 48];
+        let src: Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            let mut dst = vec![0u8; 88];
             copy_small(&mut dst, &src[..n]);
             assert_eq!(&dst[..n], &src[..n], "length {n}");
             assert!(

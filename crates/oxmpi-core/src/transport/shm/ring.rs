@@ -114,6 +114,37 @@ impl Drop for SideGuard<'_> {
     }
 }
 
+/// Slots after a packet's first that the consumer asks the cache for as soon as the
+/// state word gives the packet's length, and that the producer claims for writing after
+/// each push (the next packet's). Without them the second line of a packet was a second
+/// cross-core miss in series with the first (bench/PROFILE.md, lat18).
+const PREFETCH_SLOTS: usize = 4;
+
+/// Asks for the cache line at `p` to be read soon.
+#[inline(always)]
+fn prefetch_read(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it never faults, whatever the address, and changes no architectural state.
+    unsafe {
+        std::arch::asm!("prefetcht0 [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Asks for the cache line at `p` in a writable state (`prefetchw`; a no-op on CPUs
+/// without it, which decode it as a hint NOP).
+#[inline(always)]
+fn prefetch_write(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as `prefetch_read`: a hint that never faults and changes no architectural state.
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// Frees a consumed packet's slots (also if the consumer's callback panics, so a
 /// packet is never delivered twice).
 struct SlotRelease<'a> {
@@ -307,10 +338,19 @@ impl ShmSegment {
             self.state(self.slot_ptr(ring, index))
                 .store(PUBLISHED | SKIP, Ordering::Release);
         }
-        ctl.tail
-            .pos
-            .store(tail.wrapping_add(skip + used), Ordering::Relaxed);
+        let next = tail.wrapping_add(skip + used);
+        ctl.tail.pos.store(next, Ordering::Relaxed);
         self.doorbell(to).ring();
+        // The next packet's lines after its first (which the consumer is polling, so
+        // claiming it would only move it back and forth): the consumer last wrote them
+        // (clearing their state words), so our next push would wait for each.
+        let at = self.slot_of(next);
+        if at + PREFETCH_SLOTS <= slots as usize {
+            let p = self.slot_ptr(ring, at);
+            for k in 1..PREFETCH_SLOTS {
+                prefetch_write(p.wrapping_add(k * SLOT));
+            }
+        }
         true
     }
 
@@ -366,6 +406,18 @@ impl ShmSegment {
         let len = (word as u32 as usize)
             .min(CELL_PAYLOAD)
             .min((self.slots() - index) * SLOT - STATE_LEN);
+        // The packet's other lines, while its header is decoded.
+        // (A packet never wraps, so its lines follow the first; unrolled: a loop's
+        // bookkeeping cost as much as the hints.)
+        if len > SLOT - STATE_LEN {
+            prefetch_read(slot.wrapping_add(SLOT));
+            if len > 2 * SLOT - STATE_LEN {
+                prefetch_read(slot.wrapping_add(2 * SLOT));
+                if len > 3 * SLOT - STATE_LEN {
+                    prefetch_read(slot.wrapping_add(3 * SLOT));
+                }
+            }
+        }
         // Declared before the slice borrow ends; its drop (after `f`, also on unwind)
         // frees the packet's slots by advancing `head`.
         let release = SlotRelease {
