@@ -37,7 +37,7 @@ use std::marker::PhantomData;
 
 use std::sync::Arc;
 
-use oxmpi_core::buf::{Handle, InFlight, Lent, Standing};
+use oxmpi_core::buf::{Gone, Handle, InFlight, Lent, Standing};
 use oxmpi_core::Request as Raw;
 
 use crate::datatype::{received_bytes, AsDatatype, Collection, PointerMut, RecvTarget};
@@ -831,6 +831,7 @@ where
 {
     let scope = LocalScope::with_capacity(reserve);
     let mut coll = RequestCollection::new(reserve);
+    coll.held = Some(scope.held.clone());
     f(&scope, &mut coll)
 }
 
@@ -852,6 +853,11 @@ pub struct RequestCollection<'a, D: ?Sized> {
     /// Whether a request was added with its buffer lent (a receive): `reclaim_lent`
     /// has something to do.
     any_lent: bool,
+    /// The requests held by the collection's scope (`multiple_scope`'s; each request
+    /// is held by its scope until settled): `wait_all` releases those it completed
+    /// from it, so the scope's end does not look at them again (requests added from
+    /// another scope stay held by theirs, and are settled as before).
+    held: Option<Arc<InFlight>>,
     /// What the requests use besides their buffers, kept until the collection is dropped.
     keep: Vec<Box<dyn Keep + 'a>>,
     phantom: PhantomData<(Cell<&'a ()>, &'a D)>,
@@ -901,6 +907,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             raws: Vec::with_capacity(reserve),
             slots: Vec::with_capacity(reserve),
             any_lent: false,
+            held: None,
             keep: Vec::new(),
             phantom: PhantomData,
         }
@@ -1026,9 +1033,12 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     pub fn try_wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
         result.clear();
         let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
-        let res = Handle::wait_all(&mut self.raws, &mut statuses);
+        let (res, gone) = Gone::wait_all(&mut self.raws, &mut statuses);
         let mut first_err = res.err();
-        self.reclaim_lent();
+        self.reclaim_lent(&gone);
+        if let Some(held) = &self.held {
+            held.release(&gone);
+        }
         result.reserve(self.incomplete());
         for (i, st) in statuses.into_iter().enumerate() {
             let slot = &mut self.slots[i];
@@ -1073,7 +1083,8 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// the engine for all of them, not one per request; see `Lent::reclaim_all`), once
     /// a wait has completed them. They are then kept as shared borrows until
     /// [`complete`](Self::complete) hands them out.
-    fn reclaim_lent(&mut self) {
+    /// Those `gone` (completed by the wait) come back without a look at the engine.
+    fn reclaim_lent(&mut self, gone: &Gone) {
         if !self.any_lent {
             // Sends only: nothing lent, nothing to look at.
             return;
@@ -1093,7 +1104,7 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         if lents.is_empty() {
             return;
         }
-        for (i, b) in at.into_iter().zip(Lent::reclaim_all(lents)) {
+        for (i, b) in at.into_iter().zip(Lent::reclaim_all_gone(lents, gone)) {
             self.slots[i].data = Some(Data::Back(b));
         }
     }
