@@ -353,14 +353,18 @@ impl<'a, D: ?Sized, S: Scope<'a>, T: ThreadSafety> Request<'a, D, S, T> {
     ) {
         let data = self.data.take().expect("a request is taken apart once");
         let scope = self.scope.take().expect("a request is taken apart once");
-        (
+        let parts = (
             std::mem::replace(&mut self.raw, Handle::null()),
             data,
             self.recv.take(),
             self.call,
             scope,
             self.keep.take(),
-        )
+        );
+        // Everything it owned is taken (a null handle, `None`s): nothing is left to
+        // drop, and skipping its `Drop` saves ~13 Ir per request (PROFILE.md, rate18b).
+        std::mem::forget(self);
+        parts
     }
 
     /// The engine's request, borrowed (for diagnostics): the [`Handle`] is not `Copy`
