@@ -440,6 +440,30 @@ fn main() {
         late == [i64::from(prev.rank()) + 100, 7, 1],
         "the scope waited for a forgotten receive: {late:?}"
     );
+    // The same inside a collection's scope: its wait_all releases from the scope the
+    // requests it completed, never the forgotten one (PROFILE.md rate18b).
+    let mut late2 = [0i64; 3];
+    let mut got = [0i64; 2];
+    let out2 = [i64::from(me), 5];
+    multiple_scope(3, |s, coll| {
+        let r = prev.immediate_receive_into_with_tag(s, &mut late2[..], 72);
+        std::mem::forget(r);
+        coll.add(prev.immediate_receive_into_with_tag(s, &mut got[..], 73));
+        coll.add(next.immediate_send_with_tag(s, &out2[..], 73));
+        let mut done = Vec::new();
+        coll.wait_all(&mut done);
+        prev.send_with_tag(&1u8, 74);
+        let (go, _) = next.receive_with_tag::<u8>(74);
+        if size > 1 {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        next.send_with_tag(&[i64::from(me) + 200, 9, go.into()][..], 72);
+    });
+    check!(
+        me,
+        late2 == [i64::from(prev.rank()) + 200, 9, 1] && got == [i64::from(prev.rank()), 5],
+        "the collection's scope waited for a forgotten receive: {late2:?} {got:?}"
+    );
     // A persistent collective forgotten while its run goes on: the other ranks join
     // the run late; the scope waits for it, then frees the request.
     let mut total = [0i32];
