@@ -15,6 +15,7 @@ mod bruck;
 mod linear;
 mod pairwise;
 
+use super::allgather::Args;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
@@ -138,17 +139,9 @@ fn self_copy(b: &mut Builder, rank: i32, send: &[Slice], recv: &[Slice]) -> Resu
 /// (nothing is read or written here); the caller keeps the buffers valid, holding
 /// the blocks the arguments name, until it completes (a blocking entry point runs
 /// it before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
-fn schedule(
-    call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Builder> {
+fn schedule(call: &str, a: &Args<'_>, recvcount: usize, comm: &Comm) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::alltoall(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -207,19 +200,10 @@ pub(crate) fn alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    crate::coll::api_move::alltoall_check(
-        "MPI_Alltoall",
-        &send,
-        sendcount,
-        &recv,
-        recvcount,
-        comm,
-    )?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Alltoall";
+    let a = args(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    let (sendbuf, sendtype, recvtype) = (a.send, a.sendtype, a.recvtype);
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -244,17 +228,21 @@ pub(crate) fn alltoall(
         }
     }
     // The descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
-    let b = schedule(
-        "MPI_Alltoall",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?;
-    super::run(b, "MPI_Alltoall")
+    super::run(schedule(CALL, &a, recvcount, comm)?, CALL)
+}
+
+/// An alltoall's arguments after its layout check (`send` holds `n * sendcount`
+/// elements, `recv` `n * recvcount`), blocking or not.
+fn args<'d>(
+    call: &str,
+    send: &Option<SendBuf<'_, 'd>>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, 'd>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Args<'d>> {
+    crate::coll::api_move::alltoall_check(call, send, sendcount, recv, recvcount, comm)?;
+    Ok(Args::of(send, sendcount, recv))
 }
 
 /// MPI_Ialltoall, as [`alltoall`] (the same layout check),
@@ -270,20 +258,8 @@ pub(crate) fn ialltoall(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Ialltoall";
-    crate::coll::api_move::alltoall_check(CALL, &send, sendcount, &recv, recvcount, comm)?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    super::start(schedule(
-        CALL,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?)
+    let a = args(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    super::start(schedule(CALL, &a, recvcount, comm)?)
 }
 
 /// One side (send or receive) of an alltoallv/w: per-peer counts, byte offsets
