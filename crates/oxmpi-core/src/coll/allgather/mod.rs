@@ -98,7 +98,8 @@ fn select(n: i32, total: usize) -> Result<&'static str> {
 }
 
 /// An all-to-all collective's descriptors as its schedule records them: the send
-/// address (`None`: MPI_IN_PLACE), elements per send block and datatype, the receive
+/// address (`None`: MPI_IN_PLACE), elements per send block (0 for the v forms, which
+/// have counts per block) and datatype, the receive
 /// address and datatype (MPI_BYTE for a descriptor not given).
 pub(super) struct Args<'d> {
     pub(super) send: Option<*const u8>,
@@ -111,14 +112,14 @@ pub(super) struct Args<'d> {
 impl<'d> Args<'d> {
     /// `send`'s and `recv`'s parts, `sendcount` elements per send block.
     pub(super) fn of(
-        send: &Option<SendBuf<'_, 'd>>,
+        send: Option<&SendBuf<'_, 'd>>,
         sendcount: usize,
         recv: &RecvBuf<'_, 'd>,
     ) -> Args<'d> {
         Args {
-            send: send.as_ref().map(|s| s.ptr()),
+            send: send.map(|s| s.ptr()),
             sendcount,
-            sendtype: super::api::dt(send.as_ref().and_then(|s| s.datatype())),
+            sendtype: super::api::dt(send.and_then(|s| s.datatype())),
             recv: recv.ptr(),
             recvtype: super::api::dt(recv.datatype()),
         }
@@ -137,7 +138,8 @@ fn args<'d>(
     comm: &Comm,
 ) -> Result<Args<'d>> {
     crate::coll::api_move::allgather_check(call, recv, recvcounts, displs, recvcount, comm)?;
-    Ok(Args::of(send, send.as_ref().map_or(0, |s| s.count()), recv))
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    Ok(Args::of(send.as_ref(), sendcount, recv))
 }
 
 /// The schedule of an allgather over these addresses: it only records them (nothing

@@ -242,7 +242,7 @@ fn args<'d>(
     comm: &Comm,
 ) -> Result<Args<'d>> {
     crate::coll::api_move::alltoall_check(call, send, sendcount, recv, recvcount, comm)?;
-    Ok(Args::of(send, sendcount, recv))
+    Ok(Args::of(send.as_ref(), sendcount, recv))
 }
 
 /// MPI_Ialltoall, as [`alltoall`] (the same layout check),
@@ -364,16 +364,16 @@ fn schedule_w(
 #[allow(clippy::too_many_arguments)]
 fn schedule_v(
     call: &str,
-    sendbuf: Option<*const u8>,
+    send: Option<&SendBuf<'_, '_>>,
     sendcounts: &[usize],
     sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcounts: &[usize],
     rdispls: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
+    let a = Args::of(send, 0, recv);
+    let (sendbuf, sendtype, recvbuf, recvtype) = (a.send, a.sendtype, a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::alltoallv(
             call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
@@ -502,7 +502,7 @@ pub(crate) fn alltoallv(
     const CALL: &str = "MPI_Alltoallv";
     let n = comm.peer_group_size().max(0) as usize;
     let sl = match &send {
-        Some(s) => VLayout::check(
+        Some(s) => Some(VLayout::check(
             CALL,
             "sendbuf",
             "sendcounts",
@@ -511,18 +511,8 @@ pub(crate) fn alltoallv(
             sendcounts,
             sdispls,
             n,
-        )?,
-        // In place: the blocks are read from the receive buffer, as laid out there.
-        None => VLayout::check(
-            CALL,
-            "recvbuf",
-            "recvcounts",
-            "rdispls",
-            recv.count(),
-            recvcounts,
-            rdispls,
-            n,
-        )?,
+        )?),
+        None => None,
     };
     let rl = VLayout::check(
         CALL,
@@ -534,23 +524,21 @@ pub(crate) fn alltoallv(
         rdispls,
         n,
     )?;
+    // In place: the blocks are read from the receive buffer, as laid out there.
+    let sl = sl.unwrap_or(rl);
     let _diag = crate::diag::coll(CALL, comm, None, 0, None, None)?;
     if let Some(()) = alltoallv_shm(send.as_ref(), &mut recv, (sl, rl), comm)? {
         return Ok(());
     }
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
     let b = schedule_v(
         CALL,
-        send.as_ref().map(|s| s.ptr()),
+        send.as_ref(),
         sendcounts,
         sdispls,
-        sendtype,
-        recv.ptr(),
+        &recv,
         recvcounts,
         rdispls,
-        recvtype,
         comm,
     )?;
     super::run(b, CALL)
@@ -571,18 +559,15 @@ pub(crate) fn ialltoallv(
 ) -> Result<Request> {
     const CALL: &str = "MPI_Ialltoallv";
     crate::coll::api_move::alltoallv_check(CALL, &send, &sb, &recv, &rb, comm)?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
+    let (sc, sd, rc, rd) = (sb.counts, sb.displs, rb.counts, rb.displs);
     super::start(schedule_v(
         CALL,
-        send.as_ref().map(|s| s.ptr()),
-        sb.counts,
-        sb.displs,
-        sendtype,
-        recv.ptr(),
-        rb.counts,
-        rb.displs,
-        recvtype,
+        send.as_ref(),
+        sc,
+        sd,
+        &recv,
+        rc,
+        rd,
         comm,
     )?)
 }
