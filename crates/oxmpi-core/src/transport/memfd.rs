@@ -1,15 +1,16 @@
 //! Shared memory between the ranks of a host without a name in `/dev/shm`: an
-//! anonymous `memfd` ([`create`]), reached by the other processes through
+//! anonymous `memfd` ([`new`]), reached by the other processes through
 //! `/proc/PID/fd/FD` ([`open_peer`]: same user, ptrace-readable, as for cross-memory
 //! attach), and mapped `MAP_SHARED` ([`Mapping`], unmapped on drop). Nothing outlives
 //! the job: a memfd has no name, and its memory goes with the last descriptor and
 //! mapping. A peer that died has no `/proc/PID`, so opening its memfd fails at once
 //! (the caller reports it; nothing waits for a dead rank).
 //!
-//! The shared-memory collectives' area (`shm/arena.rs`) and MPI-IO's two-phase
-//! windows (`fileio.rs`) are memfds; the point-to-point segment (`shm/segment.rs`)
-//! maps its `shm_open` file with [`Mapping`] too. Errors are the system calls' own
-//! (`io::Error` with the errno), so each caller words them as before.
+//! The shared-memory collectives' area (`shm/arena.rs`), MPI-IO's two-phase windows
+//! (`fileio.rs`) and the one-sided windows' host segments (`winmem.rs`) are memfds;
+//! the point-to-point segment (`shm/segment.rs`) maps its `shm_open` file with
+//! [`Mapping`] too. Errors are the system calls' own (`io::Error` with the errno), so
+//! each caller words them as before.
 
 use std::ffi::CStr;
 use std::io;
@@ -65,6 +66,7 @@ pub(crate) fn open_peer(
 /// A read-write `MAP_SHARED` mapping of a file's first `len` bytes, unmapped on drop.
 /// It only holds the address: the owner decides how the bytes are reached (atomics,
 /// bounds-checked copies), since other processes map them too.
+#[derive(Debug)]
 pub(crate) struct Mapping {
     ptr: NonNull<u8>,
     len: usize,

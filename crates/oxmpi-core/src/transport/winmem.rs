@@ -25,13 +25,14 @@
 //! A dynamic window's memory attached by this process is one reach, [`Attached`]: its
 //! regions' `Mapped`s, each access checked to lie in them.
 
-use std::ffi::CString;
 use std::io;
 use std::marker::PhantomData;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use super::memfd::{self, Mapping};
 use crate::buf::AnyBytes;
 
 /// Memory of this process that its creator hands to a window (`MPI_Win_create`,
@@ -235,9 +236,9 @@ impl<T> LocalMem<T> {
 /// One shared mapping of a window's host segment.
 #[derive(Debug)]
 pub struct Segment {
-    ptr: *mut u8,
-    len: usize,
-    fd: i32,
+    map: Mapping,
+    /// The memfd, kept open until every local rank mapped it ([`Segment::close_fd`]).
+    fd: Option<OwnedFd>,
     /// Whether [`Segment::take_local`] handed out this process's view.
     local_taken: AtomicBool,
 }
@@ -252,56 +253,20 @@ unsafe impl Sync for Segment {}
 impl Segment {
     /// A fresh, zero-filled shared mapping of `len` bytes backed by a memfd.
     pub fn create(len: usize) -> io::Result<Segment> {
-        let name = c"oxmpi-win";
-        // SAFETY: memfd_create takes a valid NUL-terminated name and flags; it touches no memory of ours.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: ftruncate on the descriptor we just created.
-        if unsafe { libc::ftruncate(fd, len.max(1) as libc::off_t) } != 0 {
-            let e = io::Error::last_os_error();
-            // SAFETY: closing our own descriptor.
-            unsafe { libc::close(fd) };
-            return Err(e);
-        }
+        let fd = memfd::new(c"oxmpi-win")?;
+        memfd::set_len(&fd, len.max(1))?;
         Self::map(fd, len)
     }
 
     /// Maps the segment another local process made (its pid and descriptor number).
     pub fn open(pid: i32, fd: i32, len: usize) -> io::Result<Segment> {
-        let path =
-            CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of numbers");
-        // SAFETY: open with a valid NUL-terminated path.
-        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if my < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Self::map(my, len)
+        Self::map(memfd::open_peer(pid, fd)?, len)
     }
 
-    fn map(fd: i32, len: usize) -> io::Result<Segment> {
-        // SAFETY: a fresh shared mapping of a file we hold open; the kernel picks the address.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len.max(1),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            let e = io::Error::last_os_error();
-            // SAFETY: closing our own descriptor.
-            unsafe { libc::close(fd) };
-            return Err(e);
-        }
+    fn map(fd: OwnedFd, len: usize) -> io::Result<Segment> {
         Ok(Segment {
-            ptr: p.cast(),
-            len: len.max(1),
-            fd,
+            map: Mapping::new(&fd, len.max(1))?,
+            fd: Some(fd),
             local_taken: AtomicBool::new(false),
         })
     }
@@ -309,8 +274,8 @@ impl Segment {
     /// Bytes `off .. off + len` of the mapping as window memory, kept mapped as long
     /// as the `Mapped` (or a clone) lives; `None` if they do not lie inside it.
     pub fn part(self: &Arc<Self>, off: usize, len: usize) -> Option<Mapped> {
-        (off.checked_add(len)? <= self.len).then(|| Mapped {
-            addr: self.ptr as usize + off,
+        (off.checked_add(len)? <= self.len()).then(|| Mapped {
+            addr: self.addr() + off,
             len,
             _keep: Keep::Segment(self.clone()),
         })
@@ -342,48 +307,36 @@ impl Segment {
 
     /// The descriptor other local ranks open (valid until [`close_fd`](Self::close_fd)).
     pub fn fd(&self) -> i32 {
-        self.fd
+        self.fd.as_ref().map_or(-1, |fd| fd.as_raw_fd())
     }
 
     /// Closes the descriptor once every local rank mapped the segment (the mapping stays).
     pub fn close_fd(&mut self) {
-        if self.fd >= 0 {
-            // SAFETY: closing a descriptor we own, once.
-            unsafe { libc::close(self.fd) };
-            self.fd = -1;
-        }
+        self.fd = None;
     }
 
     /// The address of the mapping in this process.
     pub fn addr(&self) -> usize {
-        self.ptr as usize
+        self.map.ptr().as_ptr() as usize
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.map.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.map.len() == 0
     }
 
     /// The 64-bit control word at byte offset `off` (8-aligned, inside the mapping).
     #[inline]
     pub fn word(&self, off: usize) -> &AtomicU64 {
         assert!(
-            off.is_multiple_of(8) && off + 8 <= self.len,
+            off.is_multiple_of(8) && off + 8 <= self.len(),
             "winmem: control word {off} outside the segment"
         );
         // SAFETY: in bounds and 8-aligned (checked; the mapping is page-aligned), the memory lives as long as `self`, and every access to control words is atomic.
-        unsafe { &*(self.ptr.add(off) as *const AtomicU64) }
-    }
-}
-
-impl Drop for Segment {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping this Segment made; no reference into it outlives `self`.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-        self.close_fd();
+        unsafe { &*(self.map.ptr().as_ptr().add(off) as *const AtomicU64) }
     }
 }
 

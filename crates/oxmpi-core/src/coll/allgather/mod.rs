@@ -97,21 +97,58 @@ fn select(n: i32, total: usize) -> Result<&'static str> {
     super::select::choose("allgather", &TABLE, &Shape::new(n, total))
 }
 
+/// An all-to-all collective's descriptors as its schedule records them: the send
+/// address (`None`: MPI_IN_PLACE), elements per send block (0 for the v forms, which
+/// have counts per block) and datatype, the receive
+/// address and datatype (MPI_BYTE for a descriptor not given).
+pub(super) struct Args<'d> {
+    pub(super) send: Option<*const u8>,
+    pub(super) sendcount: usize,
+    pub(super) sendtype: &'d Datatype,
+    pub(super) recv: *mut u8,
+    pub(super) recvtype: &'d Datatype,
+}
+
+impl<'d> Args<'d> {
+    /// `send`'s and `recv`'s parts, `sendcount` elements per send block.
+    pub(super) fn of(
+        send: Option<&SendBuf<'_, 'd>>,
+        sendcount: usize,
+        recv: &RecvBuf<'_, 'd>,
+    ) -> Args<'d> {
+        Args {
+            send: send.map(|s| s.ptr()),
+            sendcount,
+            sendtype: super::api::dt(send.and_then(|s| s.datatype())),
+            recv: recv.ptr(),
+            recvtype: super::api::dt(recv.datatype()),
+        }
+    }
+}
+
+/// An allgather(v)'s arguments after its layout check (`recvcounts: None`: `n`
+/// blocks of `recvcount`), blocking or not; the send block is all of `send`.
+fn args<'d>(
+    call: &str,
+    send: &Option<SendBuf<'_, 'd>>,
+    recv: &RecvBuf<'_, 'd>,
+    recvcounts: Option<&[usize]>,
+    displs: &[isize],
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Args<'d>> {
+    crate::coll::api_move::allgather_check(call, recv, recvcounts, displs, recvcount, comm)?;
+    let sendcount = send.as_ref().map_or(0, |s| s.count());
+    Ok(Args::of(send.as_ref(), sendcount, recv))
+}
+
 /// The schedule of an allgather over these addresses: it only records them (nothing
 /// is read or written here); the caller keeps the buffers valid, holding the
 /// blocks the arguments name, until it completes (a blocking entry point runs it
 /// before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
-fn schedule(
-    call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Builder> {
+fn schedule(call: &str, a: &Args<'_>, recvcount: usize, comm: &Comm) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::allgather(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -172,13 +209,10 @@ pub(crate) fn allgather(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    crate::coll::api_move::allgather_check("MPI_Allgather", &recv, None, &[], recvcount, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    let _diag = crate::diag::coll("MPI_Allgather", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Allgather";
+    let a = args(CALL, &send, &recv, None, &[], recvcount, comm)?;
+    let (sendbuf, sendcount, sendtype, recvtype) = (a.send, a.sendcount, a.sendtype, a.recvtype);
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -204,17 +238,7 @@ pub(crate) fn allgather(
         }
     }
     // The descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).
-    let b = schedule(
-        "MPI_Allgather",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?;
-    super::run(b, "MPI_Allgather")
+    super::run(schedule(CALL, &a, recvcount, comm)?, CALL)
 }
 
 /// MPI_Iallgather, as [`allgather`] (the same layout check),
@@ -229,38 +253,23 @@ pub(crate) fn iallgather(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Iallgather";
-    crate::coll::api_move::allgather_check(CALL, &recv, None, &[], recvcount, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    super::start(schedule(
-        CALL,
-        send.as_ref().map(|s| s.ptr()),
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?)
+    let a = args(CALL, &send, &recv, None, &[], recvcount, comm)?;
+    super::start(schedule(CALL, &a, recvcount, comm)?)
 }
 
 /// The schedule of an allgatherv over these addresses: it only records them (nothing
 /// is read or written here); the caller keeps the buffers valid, holding the
 /// blocks the arguments name, until it completes (a blocking entry point runs it
 /// before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
 fn schedule_v(
     call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    a: &Args<'_>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::allgatherv(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
@@ -330,29 +339,12 @@ pub(crate) fn allgatherv(
     displs: &[isize],
     comm: &Comm,
 ) -> Result<()> {
-    crate::coll::api_move::allgather_check(
-        "MPI_Allgatherv",
-        &recv,
-        Some(recvcounts),
-        displs,
-        0,
-        comm,
-    )?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    let _diag = crate::diag::coll(
-        "MPI_Allgatherv",
-        comm,
-        None,
-        sendcount,
-        Some(sendtype),
-        None,
-    )?;
+    const CALL: &str = "MPI_Allgatherv";
+    let a = args(CALL, &send, &recv, Some(recvcounts), displs, 0, comm)?;
+    let (sendbuf, sendcount, sendtype, recvtype) = (a.send, a.sendcount, a.sendtype, a.recvtype);
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     // Equal counts at an allgather's displacements (what OSU's osu_allgatherv and
     // many programs pass; every rank sees the same arrays): allgather's shared-memory path.
-    const CALL: &str = "MPI_Allgatherv";
     let n = comm.size() as usize;
     let c = recvcounts.first().copied().unwrap_or(0);
     let uniform = !comm.is_inter()
@@ -389,18 +381,7 @@ pub(crate) fn allgatherv(
         }
     }
     // The descriptors are valid for this blocking call, and `recv` holds every block the schedule reaches (checked above).
-    let b = schedule_v(
-        "MPI_Allgatherv",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcounts,
-        displs,
-        recvtype,
-        comm,
-    )?;
-    super::run(b, "MPI_Allgatherv")
+    super::run(schedule_v(CALL, &a, recvcounts, displs, comm)?, CALL)
 }
 
 /// MPI_Iallgatherv, as [`allgatherv`] (the same layout check),
@@ -416,19 +397,6 @@ pub(crate) fn iallgatherv(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Iallgatherv";
-    crate::coll::api_move::allgather_check(CALL, &recv, Some(recvcounts), displs, 0, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    super::start(schedule_v(
-        CALL,
-        send.as_ref().map(|s| s.ptr()),
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcounts,
-        displs,
-        recvtype,
-        comm,
-    )?)
+    let a = args(CALL, &send, &recv, Some(recvcounts), displs, 0, comm)?;
+    super::start(schedule_v(CALL, &a, recvcounts, displs, comm)?)
 }

@@ -236,18 +236,22 @@ pub fn allreduce(
         }
     }
     super::run(
-        schedule(
-            "MPI_Allreduce",
-            true,
-            send.map(|s| s.ptr()),
-            recv.ptr(),
-            count,
-            dt,
-            op,
-            comm,
-        )?,
+        schedule_of("MPI_Allreduce", &send, &recv, op, comm)?,
         "MPI_Allreduce",
     )
+}
+
+/// The schedule of an allreduce over the descriptors' addresses (`send: None`:
+/// MPI_IN_PLACE), kept valid by the caller until it completes.
+fn schedule_of(
+    call: &str,
+    send: &Option<SendBuf<'_, '_>>,
+    recv: &RecvBuf<'_, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Builder> {
+    let (sendbuf, dt) = (send.as_ref().map(|s| s.ptr()), api::dt(recv.datatype()));
+    schedule(call, true, sendbuf, recv.ptr(), recv.count(), dt, op, comm)
 }
 
 /// MPI_Iallreduce: as [`allreduce`], the buffers kept by `scope` until the request completes.
@@ -261,17 +265,7 @@ pub fn iallreduce<'a>(
     if let Some(s) = &send {
         api::same_layout("MPI_Iallreduce", s, &recv)?;
     }
-    let dt = api::dt(recv.datatype());
-    let r = super::start(schedule(
-        "MPI_Iallreduce",
-        true,
-        send.map(|s| s.ptr()),
-        recv.ptr(),
-        recv.count(),
-        dt,
-        op,
-        comm,
-    )?)?;
+    let r = super::start(schedule_of("MPI_Iallreduce", &send, &recv, op, comm)?)?;
     scope.enter(r);
     Ok(r)
 }

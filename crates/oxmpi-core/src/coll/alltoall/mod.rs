@@ -15,6 +15,7 @@ mod bruck;
 mod linear;
 mod pairwise;
 
+use super::allgather::Args;
 use super::gather::{check_v, size_mismatch};
 use super::sched::{Builder, Slice};
 use super::util;
@@ -138,17 +139,9 @@ fn self_copy(b: &mut Builder, rank: i32, send: &[Slice], recv: &[Slice]) -> Resu
 /// (nothing is read or written here); the caller keeps the buffers valid, holding
 /// the blocks the arguments name, until it completes (a blocking entry point runs
 /// it before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
-fn schedule(
-    call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
-    recvcount: usize,
-    recvtype: &Datatype,
-    comm: &Comm,
-) -> Result<Builder> {
+fn schedule(call: &str, a: &Args<'_>, recvcount: usize, comm: &Comm) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::alltoall(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -207,19 +200,10 @@ pub(crate) fn alltoall(
     recvcount: usize,
     comm: &Comm,
 ) -> Result<()> {
-    crate::coll::api_move::alltoall_check(
-        "MPI_Alltoall",
-        &send,
-        sendcount,
-        &recv,
-        recvcount,
-        comm,
-    )?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    let _diag = crate::diag::coll("MPI_Alltoall", comm, None, sendcount, Some(sendtype), None)?;
     const CALL: &str = "MPI_Alltoall";
+    let a = args(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    let (sendbuf, sendtype, recvtype) = (a.send, a.sendtype, a.recvtype);
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -244,17 +228,21 @@ pub(crate) fn alltoall(
         }
     }
     // The descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
-    let b = schedule(
-        "MPI_Alltoall",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?;
-    super::run(b, "MPI_Alltoall")
+    super::run(schedule(CALL, &a, recvcount, comm)?, CALL)
+}
+
+/// An alltoall's arguments after its layout check (`send` holds `n * sendcount`
+/// elements, `recv` `n * recvcount`), blocking or not.
+fn args<'d>(
+    call: &str,
+    send: &Option<SendBuf<'_, 'd>>,
+    sendcount: usize,
+    recv: &RecvBuf<'_, 'd>,
+    recvcount: usize,
+    comm: &Comm,
+) -> Result<Args<'d>> {
+    crate::coll::api_move::alltoall_check(call, send, sendcount, recv, recvcount, comm)?;
+    Ok(Args::of(send.as_ref(), sendcount, recv))
 }
 
 /// MPI_Ialltoall, as [`alltoall`] (the same layout check),
@@ -270,20 +258,8 @@ pub(crate) fn ialltoall(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Ialltoall";
-    crate::coll::api_move::alltoall_check(CALL, &send, sendcount, &recv, recvcount, comm)?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    super::start(schedule(
-        CALL,
-        sendbuf,
-        sendcount,
-        sendtype,
-        recv.ptr(),
-        recvcount,
-        recvtype,
-        comm,
-    )?)
+    let a = args(CALL, &send, sendcount, &recv, recvcount, comm)?;
+    super::start(schedule(CALL, &a, recvcount, comm)?)
 }
 
 /// One side (send or receive) of an alltoallv/w: per-peer counts, byte offsets
@@ -388,16 +364,16 @@ fn schedule_w(
 #[allow(clippy::too_many_arguments)]
 fn schedule_v(
     call: &str,
-    sendbuf: Option<*const u8>,
+    send: Option<&SendBuf<'_, '_>>,
     sendcounts: &[usize],
     sdispls: &[isize],
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    recv: &RecvBuf<'_, '_>,
     recvcounts: &[usize],
     rdispls: &[isize],
-    recvtype: &Datatype,
     comm: &Comm,
 ) -> Result<Builder> {
+    let a = Args::of(send, 0, recv);
+    let (sendbuf, sendtype, recvbuf, recvtype) = (a.send, a.sendtype, a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::alltoallv(
             call, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
@@ -526,7 +502,7 @@ pub(crate) fn alltoallv(
     const CALL: &str = "MPI_Alltoallv";
     let n = comm.peer_group_size().max(0) as usize;
     let sl = match &send {
-        Some(s) => VLayout::check(
+        Some(s) => Some(VLayout::check(
             CALL,
             "sendbuf",
             "sendcounts",
@@ -535,18 +511,8 @@ pub(crate) fn alltoallv(
             sendcounts,
             sdispls,
             n,
-        )?,
-        // In place: the blocks are read from the receive buffer, as laid out there.
-        None => VLayout::check(
-            CALL,
-            "recvbuf",
-            "recvcounts",
-            "rdispls",
-            recv.count(),
-            recvcounts,
-            rdispls,
-            n,
-        )?,
+        )?),
+        None => None,
     };
     let rl = VLayout::check(
         CALL,
@@ -558,23 +524,21 @@ pub(crate) fn alltoallv(
         rdispls,
         n,
     )?;
+    // In place: the blocks are read from the receive buffer, as laid out there.
+    let sl = sl.unwrap_or(rl);
     let _diag = crate::diag::coll(CALL, comm, None, 0, None, None)?;
     if let Some(()) = alltoallv_shm(send.as_ref(), &mut recv, (sl, rl), comm)? {
         return Ok(());
     }
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
     let b = schedule_v(
         CALL,
-        send.as_ref().map(|s| s.ptr()),
+        send.as_ref(),
         sendcounts,
         sdispls,
-        sendtype,
-        recv.ptr(),
+        &recv,
         recvcounts,
         rdispls,
-        recvtype,
         comm,
     )?;
     super::run(b, CALL)
@@ -595,18 +559,15 @@ pub(crate) fn ialltoallv(
 ) -> Result<Request> {
     const CALL: &str = "MPI_Ialltoallv";
     crate::coll::api_move::alltoallv_check(CALL, &send, &sb, &recv, &rb, comm)?;
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.datatype());
+    let (sc, sd, rc, rd) = (sb.counts, sb.displs, rb.counts, rb.displs);
     super::start(schedule_v(
         CALL,
-        send.as_ref().map(|s| s.ptr()),
-        sb.counts,
-        sb.displs,
-        sendtype,
-        recv.ptr(),
-        rb.counts,
-        rb.displs,
-        recvtype,
+        send.as_ref(),
+        sc,
+        sd,
+        &recv,
+        rc,
+        rd,
         comm,
     )?)
 }

@@ -272,11 +272,15 @@ pub(crate) fn check_rooted(
 /// A rooted gather's arguments after the layout check: the addresses its
 /// schedule records (`send: None` is MPI_IN_PLACE; where the receive buffer is
 /// not significant, an address never reached) and, at the root of a v form, its
-/// blocks' layout, checked against the receive descriptor.
-pub(crate) struct GatherArgs<'c> {
+/// blocks' layout, checked against the receive descriptor; the send count and the
+/// datatypes (MPI_BYTE for a descriptor not given), as the schedule takes them.
+pub(crate) struct GatherArgs<'c, 'd> {
     pub(crate) send: Option<*const u8>,
     pub(crate) recv: *mut u8,
     pub(crate) layout: Option<VLayout<'c>>,
+    pub(crate) sendcount: usize,
+    pub(crate) sendtype: &'d Datatype,
+    pub(crate) recvtype: &'d Datatype,
 }
 
 /// The root's buffer of a rooted call, `buf` (its address and capacity in
@@ -323,17 +327,18 @@ pub(crate) fn root_side<'c>(
 /// (MPI_ERR_BUFFER; count and displacement arrays shorter than the group:
 /// MPI_ERR_ARG), naming `call` and the argument.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn gather_args<'c>(
+pub(crate) fn gather_args<'c, 'd>(
     call: &str,
-    send: &Option<SendBuf<'_, '_>>,
-    recv: &Option<RecvBuf<'_, '_>>,
+    send: &Option<SendBuf<'_, 'd>>,
+    recv: &Option<RecvBuf<'_, 'd>>,
     recvcounts: Option<&'c [usize]>,
     displs: &'c [isize],
     count: usize,
     root: i32,
     comm: &Comm,
-) -> Result<GatherArgs<'c>> {
+) -> Result<GatherArgs<'c, 'd>> {
     let recv_side = recv.as_ref().map(|r| (r.ptr(), r.count()));
+    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
     let (recv, layout) = root_side(
         call,
         ("recvbuf", "recvcounts"),
@@ -350,6 +355,9 @@ pub(crate) fn gather_args<'c>(
         send: send.as_ref().map(|s| s.ptr()),
         recv,
         layout,
+        sendcount: send.as_ref().map_or(0, |s| s.count()),
+        sendtype: super::api::dt(send.as_ref().and_then(|s| s.datatype())),
+        recvtype,
     })
 }
 
@@ -357,18 +365,15 @@ pub(crate) fn gather_args<'c>(
 /// is read or written here); the caller keeps the buffers valid, holding the
 /// blocks the arguments name, until it completes (a blocking entry point runs it
 /// before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
 fn schedule(
     call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    a: &GatherArgs<'_, '_>,
     recvcount: usize,
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::gather(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
@@ -431,10 +436,7 @@ pub(crate) fn gather(
     comm: &Comm,
 ) -> Result<()> {
     let a = gather_args("MPI_Gather", &send, &recv, None, &[], recvcount, root, comm)?;
-    let (sendbuf, recvbuf) = (a.send, a.recv);
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let (sendcount, sendtype) = (a.sendcount, a.sendtype);
     let _diag = crate::diag::coll(
         "MPI_Gather",
         comm,
@@ -443,8 +445,8 @@ pub(crate) fn gather(
         Some(sendtype),
         None,
     )?;
-    let local = Side::send(sendbuf.is_some(), sendcount, sendtype);
-    let at_root = Side::recv(true, recvcount, recvtype);
+    let local = Side::send(send.is_some(), sendcount, sendtype);
+    let at_root = Side::recv(true, recvcount, a.recvtype);
     match super::gather::rooted_shortcut(
         "MPI_Gather",
         super::select::Op::GATHER,
@@ -471,17 +473,7 @@ pub(crate) fn gather(
         None => {}
     }
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = schedule(
-        "MPI_Gather",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
-    )?;
+    let b = schedule("MPI_Gather", &a, recvcount, root, comm)?;
     super::run(b, "MPI_Gather")
 }
 
@@ -499,12 +491,7 @@ pub(crate) fn igather(
 ) -> Result<Request> {
     const CALL: &str = "MPI_Igather";
     let a = gather_args(CALL, &send, &recv, None, &[], recvcount, root, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
-    super::start(schedule(
-        CALL, a.send, sendcount, sendtype, a.recv, recvcount, recvtype, root, comm,
-    )?)
+    super::start(schedule(CALL, &a, recvcount, root, comm)?)
 }
 
 /// Checks the per-rank count and displacement arrays of a v-collective.
@@ -542,19 +529,16 @@ pub(crate) fn check_v(
 
 /// The schedule of a gatherv over these addresses (as [`schedule`]'s: recorded
 /// only; the caller keeps the blocks valid until it completes).
-#[allow(clippy::too_many_arguments)]
 fn schedule_v(
     call: &str,
-    sendbuf: Option<*const u8>,
-    sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: *mut u8,
+    a: &GatherArgs<'_, '_>,
     recvcounts: &[usize],
     displs: &[isize],
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
+    let (sendbuf, sendcount, sendtype) = (a.send, a.sendcount, a.sendtype);
+    let (recvbuf, recvtype) = (a.recv, a.recvtype);
     if comm.is_inter() {
         return super::inter::gatherv(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
@@ -635,9 +619,7 @@ pub(crate) fn gatherv(
 ) -> Result<()> {
     const CALL: &str = "MPI_Gatherv";
     let a = gather_args(CALL, &send, &recv, Some(recvcounts), displs, 0, root, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let (sendcount, sendtype, recvtype) = (a.sendcount, a.sendtype, a.recvtype);
     let _diag = crate::diag::coll(CALL, comm, Some(root), sendcount, Some(sendtype), None)?;
     let local = Side::send(send.is_some(), sendcount, sendtype);
     let at_root = Side::recv_v(recvcounts, displs, recvtype);
@@ -650,9 +632,7 @@ pub(crate) fn gatherv(
         return super::shm::gatherv(sess, comm, CALL, send.as_ref(), recv, root as usize);
     }
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = schedule_v(
-        CALL, a.send, sendcount, sendtype, a.recv, recvcounts, displs, recvtype, root, comm,
-    )?;
+    let b = schedule_v(CALL, &a, recvcounts, displs, root, comm)?;
     super::run(b, CALL)
 }
 
@@ -671,10 +651,5 @@ pub(crate) fn igatherv(
 ) -> Result<Request> {
     const CALL: &str = "MPI_Igatherv";
     let a = gather_args(CALL, &send, &recv, Some(recvcounts), displs, 0, root, comm)?;
-    let sendcount = send.as_ref().map_or(0, |s| s.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
-    super::start(schedule_v(
-        CALL, a.send, sendcount, sendtype, a.recv, recvcounts, displs, recvtype, root, comm,
-    )?)
+    super::start(schedule_v(CALL, &a, recvcounts, displs, root, comm)?)
 }

@@ -366,17 +366,23 @@ impl Partial {
     }
 }
 
+/// The schedule of a reduce over the descriptors' addresses, kept valid by the caller
+/// until it completes (without `recv` this rank is not the root: nothing writes it).
 #[allow(clippy::too_many_arguments)]
 fn schedule(
     call: &str,
-    sendbuf: Option<*const u8>,
-    recvbuf: *mut u8,
+    send: &Option<SendBuf<'_, '_>>,
+    recv: &Option<RecvBuf<'_, '_>>,
     count: usize,
     dt: &Datatype,
     op: &Op,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
+    let sendbuf = send.as_ref().map(|s| s.ptr());
+    let recvbuf = recv
+        .as_ref()
+        .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     if comm.is_inter() {
         return super::inter::reduce(call, sendbuf, recvbuf, count, dt, op, root, comm);
     }
@@ -421,16 +427,11 @@ pub fn reduce(
 ) -> Result<()> {
     const CALL: &str = "MPI_Reduce";
     let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
-    let sendbuf = send.as_ref().map(|s| s.ptr());
-    // Without a receive descriptor this rank is not the root, and nothing writes it.
-    let recvbuf = recv
-        .as_ref()
-        .map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
     let _diag = crate::diag::coll(CALL, comm, Some(root), count, Some(dt), Some(op))?;
     if !comm.is_inter()
         && check_args(CALL, comm, count, dt, op).is_ok()
         && super::check_root(CALL, comm, root).is_ok()
-        && (sendbuf.is_some() || comm.rank() == root)
+        && (send.is_some() || comm.rank() == root)
     {
         if let Some(k) = super::shm::chunk_elems(count, dt) {
             let forced = super::select::forced_op(super::select::Op::REDUCE)?;
@@ -458,7 +459,7 @@ pub fn reduce(
         }
     }
     super::run(
-        schedule(CALL, sendbuf, recvbuf, count, dt, op, root, comm)?,
+        schedule(CALL, &send, &recv, count, dt, op, root, comm)?,
         CALL,
     )
 }
@@ -474,9 +475,7 @@ pub fn ireduce<'a>(
 ) -> Result<Request> {
     const CALL: &str = "MPI_Ireduce";
     let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
-    let sendbuf = send.map(|s| s.ptr());
-    let recvbuf = recv.map_or(std::ptr::NonNull::<u8>::dangling().as_ptr(), |r| r.ptr());
-    let r = super::start(schedule(CALL, sendbuf, recvbuf, count, dt, op, root, comm)?)?;
+    let r = super::start(schedule(CALL, &send, &recv, count, dt, op, root, comm)?)?;
     scope.enter(r);
     Ok(r)
 }

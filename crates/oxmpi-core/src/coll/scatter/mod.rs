@@ -94,18 +94,15 @@ fn in_place_not_at_root(call: &str) -> MpiError {
 /// is read or written here); the caller keeps the buffers valid, holding the
 /// blocks the arguments name, until it completes (a blocking entry point runs it
 /// before returning, over its checked descriptors).
-#[allow(clippy::too_many_arguments)]
 fn schedule(
     call: &str,
-    sendbuf: *const u8,
+    a: &ScatterArgs<'_, '_>,
     sendcount: usize,
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
+    let (sendbuf, sendtype) = (a.send, a.sendtype);
+    let (recvbuf, recvcount, recvtype) = (a.recv, a.recvcount, a.recvtype);
     if comm.is_inter() {
         return super::inter::scatter(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
@@ -154,11 +151,17 @@ pub(crate) fn scatter(
     root: i32,
     comm: &Comm,
 ) -> Result<()> {
-    let sendbuf = scatter_args("MPI_Scatter", &send, None, &[], sendcount, root, comm)?.send;
-    let recvbuf = recv.as_ref().map(|r| r.ptr());
-    let recvcount = recv.as_ref().map_or(0, |r| r.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let a = scatter_args(
+        "MPI_Scatter",
+        &send,
+        None,
+        &[],
+        sendcount,
+        &recv,
+        root,
+        comm,
+    )?;
+    let (recvcount, sendtype, recvtype) = (a.recvcount, a.sendtype, a.recvtype);
     let _diag = crate::diag::coll(
         "MPI_Scatter",
         comm,
@@ -167,7 +170,7 @@ pub(crate) fn scatter(
         Some(recvtype),
         None,
     )?;
-    let local = Side::recv(recvbuf.is_some(), recvcount, recvtype);
+    let local = Side::recv(recv.is_some(), recvcount, recvtype);
     let at_root = Side::send(true, sendcount, sendtype);
     match super::gather::rooted_shortcut(
         "MPI_Scatter",
@@ -195,17 +198,7 @@ pub(crate) fn scatter(
         None => {}
     }
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = schedule(
-        "MPI_Scatter",
-        sendbuf,
-        sendcount,
-        sendtype,
-        recvbuf,
-        recvcount,
-        recvtype,
-        root,
-        comm,
-    )?;
+    let b = schedule("MPI_Scatter", &a, sendcount, root, comm)?;
     super::run(b, "MPI_Scatter")
 }
 
@@ -222,31 +215,22 @@ pub(crate) fn iscatter(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Iscatter";
-    let sendbuf = scatter_args(CALL, &send, None, &[], sendcount, root, comm)?.send;
-    let recvbuf = recv.as_ref().map(|r| r.ptr());
-    let recvcount = recv.as_ref().map_or(0, |r| r.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
-    super::start(schedule(
-        CALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
-    )?)
+    let a = scatter_args(CALL, &send, None, &[], sendcount, &recv, root, comm)?;
+    super::start(schedule(CALL, &a, sendcount, root, comm)?)
 }
 
 /// The schedule of a scatterv over these addresses (as [`schedule`]'s: recorded
 /// only; the caller keeps the blocks valid until it completes).
-#[allow(clippy::too_many_arguments)]
 fn schedule_v(
     call: &str,
-    sendbuf: *const u8,
+    a: &ScatterArgs<'_, '_>,
     sendcounts: &[usize],
     displs: &[isize],
-    sendtype: &Datatype,
-    recvbuf: Option<*mut u8>,
-    recvcount: usize,
-    recvtype: &Datatype,
     root: i32,
     comm: &Comm,
 ) -> Result<Builder> {
+    let (sendbuf, sendtype) = (a.send, a.sendtype);
+    let (recvbuf, recvcount, recvtype) = (a.recv, a.recvcount, a.recvtype);
     if comm.is_inter() {
         return super::inter::scatterv(
             call, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
@@ -317,10 +301,8 @@ pub(crate) fn scatterv(
     comm: &Comm,
 ) -> Result<()> {
     const CALL: &str = "MPI_Scatterv";
-    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, root, comm)?;
-    let recvcount = recv.as_ref().map_or(0, |r| r.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
+    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, &recv, root, comm)?;
+    let (recvcount, sendtype, recvtype) = (a.recvcount, a.sendtype, a.recvtype);
     let _diag = crate::diag::coll(CALL, comm, Some(root), recvcount, Some(recvtype), None)?;
     let local = Side::recv(recv.is_some(), recvcount, recvtype);
     let at_root = Side::send_v(sendcounts, displs, sendtype);
@@ -332,33 +314,38 @@ pub(crate) fn scatterv(
         let send = send.as_ref().zip(a.layout);
         return super::shm::scatterv(sess, comm, CALL, send, recv.as_mut(), root as usize);
     }
-    let recvbuf = recv.as_ref().map(|r| r.ptr());
     // The descriptors are valid for this blocking call and hold every block the schedule reaches (checked above).
-    let b = schedule_v(
-        CALL, a.send, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-    )?;
+    let b = schedule_v(CALL, &a, sendcounts, displs, root, comm)?;
     super::run(b, CALL)
 }
 
 /// A rooted scatter's arguments after the layout check (as [`GatherArgs`](super::gather::GatherArgs),
-/// for the send side).
-pub(crate) struct ScatterArgs<'c> {
+/// for the send side); the receive address (`None`: MPI_IN_PLACE) and count, and the
+/// datatypes (MPI_BYTE for a descriptor not given), as the schedule takes them.
+pub(crate) struct ScatterArgs<'c, 'd> {
     pub(crate) send: *const u8,
     pub(crate) layout: Option<VLayout<'c>>,
+    pub(crate) recv: Option<*mut u8>,
+    pub(crate) recvcount: usize,
+    pub(crate) sendtype: &'d Datatype,
+    pub(crate) recvtype: &'d Datatype,
 }
 
 /// The layout check of a scatter (`sendcounts: None`: `n` blocks of `count`) or
 /// scatterv on every communicator, blocking or not (as
 /// [`gather_args`](super::gather::gather_args), for the root's send buffer).
-pub(crate) fn scatter_args<'c>(
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter_args<'c, 'd>(
     call: &str,
-    send: &Option<SendBuf<'_, '_>>,
+    send: &Option<SendBuf<'_, 'd>>,
     sendcounts: Option<&'c [usize]>,
     displs: &'c [isize],
     count: usize,
+    recv: &Option<RecvBuf<'_, 'd>>,
     root: i32,
     comm: &Comm,
-) -> Result<ScatterArgs<'c>> {
+) -> Result<ScatterArgs<'c, 'd>> {
+    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
     let side = send.as_ref().map(|s| (s.ptr().cast_mut(), s.count()));
     let (send, layout) = super::gather::root_side(
         call,
@@ -370,7 +357,14 @@ pub(crate) fn scatter_args<'c>(
         root,
         comm,
     )?;
-    Ok(ScatterArgs { send, layout })
+    Ok(ScatterArgs {
+        send,
+        layout,
+        recv: recv.as_ref().map(|r| r.ptr()),
+        recvcount: recv.as_ref().map_or(0, |r| r.count()),
+        sendtype,
+        recvtype: super::api::dt(recv.as_ref().and_then(|r| r.datatype())),
+    })
 }
 
 /// MPI_Iscatterv, as [`scatterv`] (the same checked layout),
@@ -387,12 +381,6 @@ pub(crate) fn iscatterv(
     comm: &Comm,
 ) -> Result<Request> {
     const CALL: &str = "MPI_Iscatterv";
-    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, root, comm)?;
-    let recvbuf = recv.as_ref().map(|r| r.ptr());
-    let recvcount = recv.as_ref().map_or(0, |r| r.count());
-    let sendtype = super::api::dt(send.as_ref().and_then(|s| s.datatype()));
-    let recvtype = super::api::dt(recv.as_ref().and_then(|r| r.datatype()));
-    super::start(schedule_v(
-        CALL, a.send, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
-    )?)
+    let a = scatter_args(CALL, &send, Some(sendcounts), displs, 0, &recv, root, comm)?;
+    super::start(schedule_v(CALL, &a, sendcounts, displs, root, comm)?)
 }
