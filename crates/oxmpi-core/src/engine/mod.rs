@@ -387,6 +387,11 @@ pub(crate) struct State {
     pub(crate) freed_runs: Vec<(Request, Request)>,
     /// Peers with something in their outbox.
     pending_out: Vec<u32>,
+    /// The list a progress step flushes (`pending_out` of the step before), kept
+    /// between steps so that taking it allocates nothing: a fresh `Vec` per step
+    /// was a `malloc` and a `free` per progress step of a sender whose ring was
+    /// full (bench/PROFILE.md, rx18).
+    flushing: Vec<u32>,
     /// Shared-memory peers (world ranks), polled by progress.
     shm_peers: Vec<(u32, usize)>,
     /// Collectives in progress, advanced by every progress call.
@@ -569,6 +574,7 @@ impl State {
             completions: 0,
             freed_runs: Vec::new(),
             pending_out: Vec::new(),
+            flushing: Vec::new(),
             shm_peers,
             active_colls: Vec::new(),
             tcp,

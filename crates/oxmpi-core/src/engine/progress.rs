@@ -170,8 +170,11 @@ impl State {
         }
         let mut did = false;
         if !self.pending_out.is_empty() {
-            let pending = std::mem::take(&mut self.pending_out);
-            for peer in pending {
+            // The list is swapped with the one kept from the step before (empty,
+            // with capacity), so neither the take nor the pushes allocate.
+            let mut pending = std::mem::take(&mut self.flushing);
+            std::mem::swap(&mut pending, &mut self.pending_out);
+            for &peer in &pending {
                 self.flush_peer(peer);
                 did = true;
                 if !self.peers[peer as usize].outbox.is_empty() && !self.pending_out.contains(&peer)
@@ -179,6 +182,8 @@ impl State {
                     self.pending_out.push(peer);
                 }
             }
+            pending.clear();
+            self.flushing = pending;
         }
         // The consumer side is taken out while we pop, so the packets' handlers may
         // use the rest of `State`. Taken afresh if a panicking handler dropped it
