@@ -344,8 +344,10 @@ impl ShmSegment {
         // The next packet's lines after its first (which the consumer is polling, so
         // claiming it would only move it back and forth): the consumer last wrote them
         // (clearing their state words), so our next push would wait for each.
+        // Only after a packet of more than one line: a stream of one-line packets never
+        // writes those lines, and claiming them takes them from the consumer each time.
         let at = self.slot_of(next);
-        if at + PREFETCH_SLOTS <= slots as usize {
+        if used > 1 && at + PREFETCH_SLOTS <= slots as usize {
             let p = self.slot_ptr(ring, at);
             for k in 1..PREFETCH_SLOTS {
                 prefetch_write(p.wrapping_add(k * SLOT));
