@@ -116,7 +116,7 @@ impl Drop for SideGuard<'_> {
 
 /// Slots after a packet's first that the consumer asks the cache for as soon as the
 /// state word gives the packet's length, and that the producer claims for writing after
-/// each push (the next packet's). Without them the second line of a packet was a second
+/// pushing a packet of more than one slot (the next packet's). Without them the second line of a packet was a second
 /// cross-core miss in series with the first (bench/PROFILE.md, lat18).
 const PREFETCH_SLOTS: usize = 4;
 
