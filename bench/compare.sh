@@ -35,9 +35,14 @@
 #   NPS="2 4 8"  COLLS="bcast allreduce allgather alltoall barrier reduce gather scatter
 #                reduce_scatter allgatherv alltoallv iallreduce"  RUNS=3
 #   LOOPS_<np>="LOOP LOOP_LARGE"  iterations up to / above 8 KiB (skip = LOOP/5, LOOP_LARGE/10);
-#                defaults LOOPS_2="500 50", LOOPS_4="20 5", LOOPS_8="10 3", else "20 5".
-#                Few iterations on 4 and 8 ranks: on 2 cores those are oversubscribed and
-#                MPICH (busy polling, no yield) then takes 10-60 ms per call.
+#                defaults LOOPS_2="1000 100" (OSU's own), LOOPS_4="500 50", LOOPS_8="500 50",
+#                else "200 20".
+#   MPICH_LOOPS_<np>  the same for MPICH from 4 ranks on: defaults MPICH_LOOPS_4="20 5",
+#                MPICH_LOOPS_8="10 3", else "10 3". On 2 cores 4 and 8 ranks are
+#                oversubscribed and MPICH (busy polling, no yield) then takes 10-60 ms per
+#                call, so it gets few calls. The others get many: with 10-20 calls a whole
+#                timed loop of oxmpi or Open MPI lasts well under one scheduler slice, and
+#                where the scheduler happened to switch decided the figure.
 #   COLL_TIMEOUT=300  seconds per program run.
 #   MIN_BYTES=0  the C programs also time 0-count calls (a 0 B row; bench/c/osu_coll.c's
 #                fifth argument); COLLS may name any collective osu_coll.c knows
@@ -368,8 +373,11 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
     for run in $(seq 1 "$RUNS"); do
         for np in $NPS; do
             loops_var="LOOPS_$np"
-            case "$np" in 2) dflt="500 50" ;; 4) dflt="20 5" ;; 8) dflt="10 3" ;; *) dflt="20 5" ;; esac
+            case "$np" in 2) dflt="1000 100" ;; 4 | 8) dflt="500 50" ;; *) dflt="200 20" ;; esac
             read -r loop loop_large <<<"${!loops_var:-$dflt}"
+            mpich_loops_var="MPICH_LOOPS_$np"
+            case "$np" in 2) mdflt="$loop $loop_large" ;; 4) mdflt="20 5" ;; *) mdflt="10 3" ;; esac
+            read -r mpich_loop mpich_loop_large <<<"${!mpich_loops_var:-$mdflt}"
             for coll in $COLLS; do
                 runs=()
                 for impl in "${IMPLS[@]}"; do # ONLY="oxmpi mpich": keep these keys only
@@ -384,15 +392,17 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
                 for impl in "${runs[@]}"; do
                     IFS='|' read -r key label launcher <<<"$impl"
                     out="$RAW/${coll}_np$np.$key.$run.txt"
-                    l="$loop" # MPICH busy-polls when oversubscribed: fewer calls (see above)
+                    l="$loop" ll="$loop_large" # MPICH busy-polls when oversubscribed: fewer calls
                     if [ "$MODE" = oversub ] && [ "$key" = mpich ]; then
                         l="${MPICH_LOOP:-$((np > 8 ? 100 : 200))}"
+                    elif [ "$key" = mpich ]; then
+                        l="$mpich_loop" ll="$mpich_loop_large"
                     fi
                     log "run $run/$RUNS: $coll on $np ranks, $label ($(cut -d' ' -f1-3 /proc/loadavg))"
                     echo "$run $np $coll $key $(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/load.txt"
                     # shellcheck disable=SC2086 # the launcher is a word list on purpose
                     if ! timeout "$TIMEOUT" $launcher -n "$np" "$(program "${key}" osu_coll)" "$coll" \
-                        "$MAX_BYTES" "$l" "$loop_large" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
+                        "$MAX_BYTES" "$l" "$ll" ${min_arg[$key]:-} >"$out" 2>"$out.err"; then
                         log "warning: $coll on $np ranks, $label (run $run) failed; see $out.err"
                         mv "$out" "$out.failed"
                     fi
