@@ -2,7 +2,7 @@
 # BENCH_DIR and ROOT).
 
 # Replaces the section of bench/RESULTS.md between "<!-- compare.sh MODE BEGIN -->" and
-# "<!-- compare.sh MODE END -->" (appended if missing) with a title, the run's date,
+# "<!-- compare.sh MODE END -->" (added before "# History" if missing) with a title, the run's date,
 # machine and commit, and the tables in FILE. RESULTS=0 skips it.
 results_section() { # mode title tables-file
     [ "${RESULTS:-1}" != 0 ] || return 0
@@ -19,6 +19,9 @@ text = open(path).read()
 b, e = text.find(begin), text.find(end)
 if b >= 0 and e > b:
     text = text[:b] + block + text[e + len(end):]
+elif "\n# History" in text:  # a new section goes with the current ones, before the history
+    h = text.find("\n# History") + 1
+    text = text[:h] + block + "\n\n" + text[h:]
 else:
     text = text.rstrip("\n") + "\n\n" + block + "\n"
 open(path, "w").write(text)
