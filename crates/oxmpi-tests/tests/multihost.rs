@@ -158,7 +158,24 @@ fn a_rank_killed_on_one_host_ends_the_job_everywhere() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(secs < 5.0, "the job took {secs} s to end");
+    // Timed from the kill (the victim prints when), not from the launch: start-up
+    // across the namespaces is not what this test is about, and once took 11 s in CI.
+    let ended_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let killed_ms: u128 = stderr
+        .lines()
+        .find_map(|l| l.split("kills itself at ").nth(1))
+        .and_then(|rest| rest.trim_end_matches(" ms").parse().ok())
+        .unwrap_or_else(|| panic!("the victim did not say when it died:\n{stderr}"));
+    let after = ended_ms.saturating_sub(killed_ms) as f64 / 1000.0;
+    assert!(
+        after < 5.0,
+        "the job ended {after} s after the kill ({secs} s in all)"
+    );
+    assert!(secs < 60.0, "the job took {secs} s in all");
     std::thread::sleep(std::time::Duration::from_millis(200));
     assert!(
         common::processes_with(&token).is_empty(),

@@ -49,6 +49,12 @@ fn main() {
             // The last rank kills itself hard while the others wait for it forever.
             if rank == world.size() - 1 {
                 std::thread::sleep(std::time::Duration::from_millis(200));
+                // When it died, for tests that time the job's end from the death
+                // rather than from the launch (start-up across hosts varies).
+                let ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis());
+                eprintln!("die: the victim kills itself at {ms} ms");
                 oxmpi_tests::signal(std::process::id(), "KILL");
             }
             let mut b = [0u8; 4];
