@@ -229,16 +229,6 @@ def coll_main(raw, impls):
 
 
 def p2p_noise(raw, impls, load_txt):
-    print("### Against the faster of MPICH and Open MPI, per size (oxmpi (C); > 1: oxmpi faster)\n")
-    print("The issue's goal: every collective at or below both at every size. Sizes where oxmpi (C)"
-          " (the oxmpi column where there is no C one) is slower than the faster of the two:\n")
-    print("| collective | ranks | sizes at or below | worst ratio | sizes behind (ratio) |")
-    print("|---|---:|---:|---:|---|")
-    for (coll, n), rs in vs_best.items():
-        behind = [f"{human(s_)} ({r:.2f})" for s_, r in rs if r < 1]
-        print(f"| {coll} | {n} | {len(rs) - len(behind)}/{len(rs)} | {min(r for _, r in rs):.2f} | "
-              f"{', '.join(behind) or '—'} |")
-    print()
     print("### Noise — run-to-run spread (slowest run / fastest run), median and max over sizes\n")
     head = ["benchmark"] + [label for _, label in impls]
     print("| " + " | ".join(head) + " |")
