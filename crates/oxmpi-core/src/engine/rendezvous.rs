@@ -298,6 +298,7 @@ mod tests {
             queue_cap: 4,
             queue_packet: 1024,
             shm_stream_max: 0,
+            pull_min: usize::MAX,
         };
         State::with_config(0, vec![(Path::SelfLoop, 0)], None, None, config)
     }
