@@ -42,7 +42,9 @@ use std::collections::{HashMap, VecDeque};
 use crate::buf::{ActiveBuf, RawBuf, UnpackDst};
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::matching::{Envelope, Matcher, Pattern};
-use crate::pt2pt::wire::{Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_SYNC, HEADER_LEN};
+use crate::pt2pt::wire::{
+    Header, Kind, CONT_HEADER_LEN, FLAG_CANCELLED, FLAG_PULL, FLAG_SYNC, HEADER_LEN,
+};
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
 use crate::transport::shm::{RingReceiver, RingSender, ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
@@ -133,6 +135,10 @@ pub(crate) struct Peer {
     rx: Rx,
     /// Whether cross-memory reads from this peer work (cleared on first refusal).
     cma_ok: bool,
+    /// A message (`Eager` or `Rts`) came from this peer since our last send to
+    /// it: the next send answers one (a ping-pong), so a medium one goes by
+    /// single copy ([`State::pull_min`]).
+    answered: bool,
     /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
     copy_id: u32,
     /// Bit `i`: the ring's shared-copy slot `i` is in use.
@@ -410,6 +416,11 @@ pub(crate) struct State {
     /// through the ring (`Cts`, two copies pipelined over both cores) rather than
     /// copied once by `process_vm_readv` ([`EngineConfig::shm_stream_max`]).
     shm_stream_max: usize,
+    /// Messages above this size (and within the eager limit) that answer a message
+    /// from their peer go as an `Rts` with `FLAG_PULL`: read by the receiver with
+    /// one cross-process copy as soon as it arrives, matched or not
+    /// ([`EngineConfig::pull_min`]).
+    pub(crate) pull_min: usize,
     /// Index into `shm_peers` where the last progress call started polling.
     poll_start: usize,
     /// Buffers of delivered small unexpected messages, for the next ones
@@ -441,6 +452,10 @@ pub(crate) struct EngineConfig {
     /// Largest rendezvous message from a shared-memory peer that is streamed
     /// through the ring instead of copied once across processes (0: none).
     pub shm_stream_max: usize,
+    /// Eager-sized messages above this size that answer their peer (a ping-pong)
+    /// are pulled by the receiver with one cross-process copy instead of two copies
+    /// through the ring (`usize::MAX`: never). See [`SHM_PULL_MIN`].
+    pub pull_min: usize,
     pub credit_per_peer: i64,
     /// Packets a [`Path::Queue`] peer's queue holds before pushes fail (as a
     /// full ring's do), and the largest packet.
@@ -465,6 +480,13 @@ fn shm_stream_max() -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
 }
+
+/// Messages above this size, up to the eager limit, that answer a message from
+/// their peer (the next send after one arrived: a ping-pong) are pulled by the
+/// receiver with one `process_vm_readv` instead of going through the ring twice;
+/// a send that follows another (a window) stays eager. bench/PROFILE.md med27.
+/// `OXMPI_PULL_MIN` overrides it.
+pub(crate) const SHM_PULL_MIN: usize = 4096;
 
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
 /// this capacity.
@@ -497,6 +519,14 @@ impl State {
             shared_copy: cma_allowed
                 && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shm_stream_max: shm_stream_max(),
+            pull_min: if all_local {
+                std::env::var("OXMPI_PULL_MIN")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(SHM_PULL_MIN)
+            } else {
+                usize::MAX
+            },
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
             queue_packet: CELL_PAYLOAD,
@@ -542,6 +572,7 @@ impl State {
                 rx: Rx::Idle,
                 // Another host's memory cannot be read: rendezvous data streams.
                 cma_ok: cma_allowed && path != Path::Tcp,
+                answered: false,
                 copy_id: 0,
                 copy_busy: 0,
                 sent: 0,
@@ -582,6 +613,7 @@ impl State {
             shared_copy: config.shared_copy,
             shared_copies: Vec::new(),
             shm_stream_max: config.shm_stream_max,
+            pull_min: config.pull_min,
             poll_start: 0,
             spare_eager: Vec::new(),
             stats: crate::tools::Stats::default(),

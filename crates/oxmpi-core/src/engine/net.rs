@@ -92,6 +92,7 @@ impl State {
             outbox: VecDeque::new(),
             rx: Rx::Idle,
             cma_ok: false,
+            answered: false,
             copy_id: 0,
             copy_busy: 0,
             sent: 0,

@@ -23,6 +23,7 @@ impl State {
             return;
         };
         if matches!(h.kind, Kind::Eager | Kind::Rts) {
+            self.peers[from as usize].answered = true;
             if let Some(via) = self.peers[from as usize].path.via() {
                 self.stats.received(via, h.len as usize);
             }
@@ -36,13 +37,21 @@ impl State {
                     source: h.source,
                     tag: h.tag,
                 };
+                let pull = h.flags & FLAG_PULL != 0;
                 if let Some(req) = self.matcher.match_arrival(&env) {
                     self.check_sig(req, h.sig, h.len as usize);
                     self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);
+                    if pull {
+                        self.return_credit(from, credit_cost(h.len as usize));
+                    }
                 } else {
-                    let body = Body::Rts {
-                        addr: h.rreq,
-                        total: h.len as usize,
+                    let body = if pull {
+                        self.pull_unexpected(from, &h)
+                    } else {
+                        Body::Rts {
+                            addr: h.rreq,
+                            total: h.len as usize,
+                        }
                     };
                     self.add_unexpected(UnexpMsg {
                         env,
@@ -57,6 +66,30 @@ impl State {
             }
             Kind::Data => self.on_data(&h, payload),
             _ => self.handle_control(from, &h),
+        }
+    }
+
+    /// The data of an unmatched pulled `Rts` (`FLAG_PULL`), read now so that its
+    /// send completes (`Fin`) without waiting for the receive: kept like an eager
+    /// message (its credit goes back on delivery). Where the read is refused,
+    /// an ordinary rendezvous (credit returned now).
+    fn pull_unexpected(&mut self, from: u32, h: &Header) -> Body {
+        let total = h.len as usize;
+        let p = &mut self.peers[from as usize];
+        if p.cma_ok {
+            let mut data = vec![0u8; total];
+            match cma::read_remote(p.pid, h.rreq as usize, &mut data) {
+                Ok(()) => {
+                    self.ctrl(from, Header::control(Kind::Fin, h.sreq));
+                    return Body::Eager { data, total };
+                }
+                Err(_) => p.cma_ok = false,
+            }
+        }
+        self.return_credit(from, credit_cost(total));
+        Body::Rts {
+            addr: h.rreq,
+            total,
         }
     }
 

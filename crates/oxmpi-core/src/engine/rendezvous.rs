@@ -30,8 +30,10 @@ pub(super) struct SharedCopy {
 /// copies in flight) when sender and receiver share a host. 64 KiB, the smallest
 /// message that splits into two chunks of at least 32 KiB: bw18 (bench/PROFILE.md)
 /// measured `osu_bw` 64 KiB 17.4 GB/s copied by the receiver alone, 22.5 shared, and
-/// `osu_latency` 64 KiB 3.03 vs 2.69 us. `OXMPI_SHARED_COPY_MIN` overrides it.
-pub(super) const SHARED_COPY_MIN: usize = 64 << 10;
+/// `osu_latency` 64 KiB 3.03 vs 2.69 us. 32 KiB since med27, with chunks of at least
+/// 16 KiB ([`shared_copy_chunk`]): `osu_bw` 32 KiB 17.8-18.8 vs 15.5-16.4 GB/s copied
+/// by the receiver alone, latency even. `OXMPI_SHARED_COPY_MIN` overrides it.
+pub(super) const SHARED_COPY_MIN: usize = 32 << 10;
 /// Bytes per chunk of a shared copy: half the message (so both copiers
 /// get work even when the message is just above the threshold), within bounds
 /// that keep the per-chunk system call cheap relative to its copy.
@@ -40,7 +42,21 @@ pub(super) const SHARED_COPY_MIN: usize = 64 << 10;
 /// `osu_bw` 1 MiB 27.1 GB/s with 128 KiB chunks, 30.2-30.4 with 512 KiB; `osu_latency`
 /// 1 MiB 33.3 vs 30.0 us).
 pub(super) fn shared_copy_chunk(n: usize) -> usize {
-    (n / 2).clamp(32 << 10, shared_copy_chunk_max().max(32 << 10)) & !4095
+    let min = shared_copy_chunk_min();
+    (n / 2).clamp(min, shared_copy_chunk_max().max(min)) & !4095
+}
+
+/// Smallest chunk of a shared copy (16 KiB, so a 32 KiB message is copied by both
+/// sides; `OXMPI_SHARED_COPY_CHUNK_MIN`).
+fn shared_copy_chunk_min() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("OXMPI_SHARED_COPY_CHUNK_MIN")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&v| v >= 4096)
+            .unwrap_or(16 << 10)
+    })
 }
 
 /// [`SHARED_COPY_MIN`], or `OXMPI_SHARED_COPY_MIN` (bytes).
@@ -308,6 +324,7 @@ mod tests {
             queue_cap: 4,
             queue_packet: 1024,
             shm_stream_max: 0,
+            pull_min: usize::MAX,
         };
         State::with_config(0, vec![(Path::SelfLoop, 0)], None, None, config)
     }

@@ -85,7 +85,10 @@ impl State {
         sig: u64,
     ) -> Option<Request> {
         let cost = credit_cost(data.len()) as i64;
-        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
+        if data.len() > self.eager_limit
+            || self.peers[peer as usize].credit < cost
+            || self.pulls(peer, data.len())
+        {
             return None;
         }
         let req = self.reqs.peek_next();
@@ -94,7 +97,9 @@ impl State {
             return None;
         }
         self.stats.sent(crate::tools::Via::Shm, data.len());
-        self.peers[peer as usize].credit -= cost;
+        let p = &mut self.peers[peer as usize];
+        p.credit -= cost;
+        p.answered = false;
         let entry = ReqEntry {
             kind: ReqKind::Send(SendReq {
                 peer,
@@ -171,7 +176,10 @@ impl State {
     /// for a synchronous ack, and this send is complete when we return.
     pub(crate) fn try_send_now(&mut self, peer: u32, env: Envelope, data: &[u8], sig: u64) -> bool {
         let cost = credit_cost(data.len()) as i64;
-        if data.len() > self.eager_limit || self.peers[peer as usize].credit < cost {
+        if data.len() > self.eager_limit
+            || self.peers[peer as usize].credit < cost
+            || self.pulls(peer, data.len())
+        {
             return false;
         }
         // sreq 0: only a send request's owner can cancel it or wait for a sync ack,
@@ -185,10 +193,24 @@ impl State {
             crate::diag::trace_send_at(ts, self.me, peer, env.context, env.tag);
         }
         if pushed {
-            self.peers[peer as usize].credit -= cost;
+            let p = &mut self.peers[peer as usize];
+            p.credit -= cost;
+            p.answered = false;
             self.stats.sent(crate::tools::Via::Shm, data.len());
         }
         pushed
+    }
+
+    /// Whether a `len`-byte message to `peer` goes as a pulled `Rts` (`FLAG_PULL`)
+    /// instead of eager: it is above [`State::pull_min`], a message came from the
+    /// peer since our last send to it (a ping-pong, not a window), and the
+    /// receiver can read our memory.
+    #[inline(always)]
+    fn pulls(&self, peer: u32, len: usize) -> bool {
+        len > self.pull_min && {
+            let p = &self.peers[peer as usize];
+            p.answered && p.cma_ok
+        }
     }
 
     /// Writes a whole eager message (header and data in one packet) into a shared-
@@ -288,8 +310,11 @@ impl State {
         match self.peers[peer as usize].path {
             Path::SelfLoop => self.send_to_self(req, env, len, addr, sync, sig),
             Path::Shm { .. } | Path::Tcp | Path::Queue => {
+                // A synchronous send must wait for its match: never pulled early.
+                let pull = !sync && self.pulls(peer, len);
                 let p = &mut self.peers[peer as usize];
-                if len <= self.eager_limit && p.credit >= cost {
+                p.answered = false;
+                if len <= self.eager_limit && p.credit >= cost && !pull {
                     p.credit -= cost;
                     let src = match self.reqs.get(req).map(|e| &e.kind) {
                         Some(ReqKind::Send(s)) => s.data.bytes(),
@@ -309,9 +334,17 @@ impl State {
                         );
                     }
                 } else {
+                    let mut flags = hdr_base.flags;
+                    if pull && len <= self.eager_limit && p.credit >= cost {
+                        // Paid like an eager message: the receiver may keep it
+                        // unexpected.
+                        p.credit -= cost;
+                        flags |= FLAG_PULL;
+                    }
                     let hdr = Header {
                         kind: Kind::Rts,
                         rreq: addr as u64,
+                        flags,
                         ..hdr_base
                     };
                     self.stats.rendezvous += 1;

@@ -145,6 +145,7 @@ impl Sim {
                     cma_allowed: p.cma,
                     shared_copy: false,
                     shm_stream_max: 0,
+                    pull_min: usize::MAX,
                     credit_per_peer: p.credit,
                     queue_cap: p.cap,
                     queue_packet: p.packet,

@@ -57,6 +57,10 @@ impl Kind {
 pub const FLAG_SYNC: u8 = 1;
 /// In a [`Kind::CancelAck`]: the message was removed.
 pub const FLAG_CANCELLED: u8 = 2;
+/// In a [`Kind::Rts`] of an eager-sized message: the receiver reads the data at
+/// once, matched or not (an unexpected one is kept like an eager message), so the
+/// send never waits for its receive to be posted; the sender paid eager credit.
+pub const FLAG_PULL: u8 = 4;
 
 /// Bytes of a full header. Continuation packets use only [`CONT_HEADER_LEN`].
 pub const HEADER_LEN: usize = 48;

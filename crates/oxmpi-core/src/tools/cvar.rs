@@ -20,8 +20,11 @@ pub(crate) const DEFAULT_EAGER_LIMIT: usize = 64 * 1024;
 /// best of 3, SCHED_RR): 8 KiB eager 14.6 vs single copy 10.6 GB/s (eager wins below);
 /// 16 KiB eager 16.1 vs 15.1 GB/s but 2.83 vs 1.43 us (MPICH 12.1 GB/s, 1.71 us: the
 /// single copy beats it on both); 32 KiB 13.2 vs 17.2 GB/s and 4.4 vs 2.1 us; 64 KiB
-/// 12.0 vs 17.5 GB/s and 6.8 vs 3.1 us.
-pub(crate) const SHM_EAGER_LIMIT: usize = 8 * 1024;
+/// 12.0 vs 17.5 GB/s and 6.8 vs 3.1 us. 16 KiB since med27: a send that answers its
+/// peer (a ping-pong) is pulled by the single copy anyway from 4 KiB
+/// (`engine::SHM_PULL_MIN`), so the limit only decides windows of sends, where eager
+/// 16 KiB wins (osu_bw 14.6-17.1 vs 12.8-15.2 GB/s, MPICH 10.5-11.0).
+pub(crate) const SHM_EAGER_LIMIT: usize = 16 * 1024;
 
 /// The eager limit the engine starts with: MPI_T's, else `OXMPI_EAGER_LIMIT`, else
 /// `default` (the engine's choice for its paths).

@@ -41,15 +41,21 @@
 //! `PUBLISHED | SKIP` says the rest of the lap is unused (a packet never wraps around
 //! the end of the ring; it then starts at slot 0, and is published before the skip
 //! marker). The producer writes the payload, then the state word with `Release`; the
-//! consumer loads it with `Acquire`, reads the packet, clears the state word of every
-//! slot the packet took, then advances `head` with `Release`, which the producer
-//! `Acquire`s before it writes those slots again.
+//! consumer loads it with `Acquire`, reads the packet, clears the state word of the
+//! packet's first slot, then advances `head` with `Release`, which the producer
+//! `Acquire`s before it writes those slots again. The consumer writes no other slot
+//! of the packet, so their lines stay shared and the producer's next write of them
+//! needs no data from the consumer's cache.
 //!
 //! Why a state word the consumer reads is never stale: the consumer only reads the
-//! slot at `head`, which is where the producer starts its next packet. Every slot's
-//! first word was zero at creation and is zeroed again by the consumer whenever a
-//! packet covering that slot is consumed (payload bytes of a long packet included), so
-//! until the producer publishes there it reads "empty".
+//! slot at `head`, which is where the producer starts its next packet, i.e. the slot
+//! right after the last packet published. Every slot's first word was zero at
+//! creation; a first slot is zeroed by the consumer when its packet is consumed; a
+//! later slot of a packet holds payload, which the producer records in a private
+//! bitmap (`dirty`), and before publishing a packet the producer zeroes the slot that
+//! follows it if that slot is dirty (a push needs room for that slot too, so it is
+//! free). The `Release` of the publication orders that zeroing before the consumer's
+//! look, so until the producer publishes there the slot reads "empty".
 //!
 //! # Trust
 //!
@@ -331,6 +337,11 @@ pub struct ShmSegment {
     /// producer last read it (a lower bound of the real one), so that a push reads
     /// the consumer's line only when the ring looks full. Process-private.
     cached_head: Box<[AtomicU64]>,
+    /// Bit `i` of ring `(my_local, to)`'s words (`to * slots / 64` on): slot `i`'s
+    /// first word may hold payload of a packet that covered it as a later slot (the
+    /// consumer clears only first slots), so it must be cleared before the consumer
+    /// polls it. Producer-private (the push side's exclusivity guards it).
+    dirty: Box<[AtomicU64]>,
 }
 
 // SAFETY: the handle owns its mapping (a raw pointer, hence not auto Send/Sync). All

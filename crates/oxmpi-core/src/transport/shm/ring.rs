@@ -145,13 +145,38 @@ fn prefetch_write(p: *const u8) {
     let _ = p;
 }
 
+/// In a ring's dirty bitmap (see `ShmSegment::dirty`): slot `first` clean, slots
+/// `first + 1 .. end` dirty (`end <= slots`).
+#[inline(always)]
+fn mark_dirty(dirty: &[AtomicU64], first: usize, end: usize) {
+    clear_bit(dirty, first);
+    let mut i = first + 1;
+    while i < end {
+        let (w, lo) = (i / 64, i % 64);
+        let n = (end - i).min(64 - lo);
+        let mask = if n == 64 { !0 } else { ((1u64 << n) - 1) << lo };
+        let word = &dirty[w];
+        word.store(word.load(Ordering::Relaxed) | mask, Ordering::Relaxed);
+        i += n;
+    }
+}
+
+/// Marks slot `i` clean in a ring's dirty bitmap.
+#[inline(always)]
+fn clear_bit(dirty: &[AtomicU64], i: usize) {
+    let word = &dirty[i / 64];
+    let bits = word.load(Ordering::Relaxed);
+    if bits & (1 << (i % 64)) != 0 {
+        word.store(bits & !(1 << (i % 64)), Ordering::Relaxed);
+    }
+}
+
 /// Frees a consumed packet's slots (also if the consumer's callback panics, so a
 /// packet is never delivered twice).
 struct SlotRelease<'a> {
     seg: &'a ShmSegment,
     ring: usize,
     index: usize,
-    slots: usize,
     head: &'a AtomicU64,
     to: u64,
 }
@@ -159,13 +184,15 @@ struct SlotRelease<'a> {
 impl Drop for SlotRelease<'_> {
     #[inline]
     fn drop(&mut self) {
-        // Every slot of the packet reads "empty" again, so that whichever of them starts
-        // a packet in the next lap is not mistaken for published before it is.
-        for k in 0..self.slots {
-            self.seg
-                .state(self.seg.slot_ptr(self.ring, self.index + k))
-                .store(0, Ordering::Relaxed);
-        }
+        // The packet's first slot reads "empty" again. Only the first: its other slots
+        // stay untouched (read, never written, here), so the producer's next write of
+        // them is an upgrade of a shared line rather than a fetch of one we modified
+        // (bench/PROFILE.md med27: osu_bw 4-8 KiB +8-11%); the producer clears the
+        // slot after each packet it publishes when it held payload (see
+        // `try_push_exclusive`), and that slot is the only one we read next.
+        self.seg
+            .state(self.seg.slot_ptr(self.ring, self.index))
+            .store(0, Ordering::Relaxed);
         // Release: our reads of the payload and the clearing above happen before the
         // producer's next writes (it Acquires `head` before reusing the slots).
         self.head.store(self.to, Ordering::Release);
@@ -299,8 +326,9 @@ impl ShmSegment {
         } else {
             0
         };
-        // Room for the skip and the packet.
-        let need = skip + want;
+        // Room for the skip, the packet and the slot after it (whose state word we
+        // may clear before publishing: the consumer reads it next).
+        let need = skip + want + 1;
         let cached = &self.cached_head[to];
         if tail
             .wrapping_sub(cached.load(Ordering::Relaxed))
@@ -329,6 +357,29 @@ impl ShmSegment {
             "shm: fill wrote {len} bytes into room for {max_len}"
         );
         let used = slots_for(len) as u64;
+        let next = tail.wrapping_add(skip + used);
+        // The slot after the packet, where the consumer looks next, must read "empty"
+        // until our next packet is published there; it may hold payload of an older
+        // packet (the consumer clears only first slots): then we clear it. It is free
+        // (`need` counted it), and the Release below orders this store before the
+        // consumer's next look. Only when dirty: a stream of one-slot packets would
+        // otherwise take the consumer's next line before each publish (bench/PROFILE.md
+        // med27: +0.02-0.06 us of latency at 8-256 B).
+        let (words, at) = (slots as usize / 64, self.slot_of(next));
+        let dirty = &self.dirty[to * words..(to + 1) * words];
+        let w = &dirty[at / 64];
+        let bits = w.load(Ordering::Relaxed);
+        if bits & (1 << (at % 64)) != 0 {
+            w.store(bits & !(1 << (at % 64)), Ordering::Relaxed);
+            self.state(self.slot_ptr(ring, at))
+                .store(0, Ordering::Relaxed);
+        }
+        // This packet's first slot (and a skip marker's) will be cleared by the
+        // consumer; its later slots now hold payload.
+        mark_dirty(dirty, start, start + used as usize);
+        if skip > 0 {
+            clear_bit(dirty, index);
+        }
         // Release: the payload is visible to whoever Acquires this state word.
         self.state(first)
             .store(PUBLISHED | len as u64, Ordering::Release);
@@ -338,7 +389,6 @@ impl ShmSegment {
             self.state(self.slot_ptr(ring, index))
                 .store(PUBLISHED | SKIP, Ordering::Release);
         }
-        let next = tail.wrapping_add(skip + used);
         ctl.tail.pos.store(next, Ordering::Relaxed);
         self.doorbell(to).ring();
         // The next packet's lines after its first (which the consumer is polling, so
@@ -426,7 +476,6 @@ impl ShmSegment {
             seg: self,
             ring,
             index,
-            slots: slots_for(len),
             head,
             to: pos.wrapping_add(slots_for(len) as u64),
         };

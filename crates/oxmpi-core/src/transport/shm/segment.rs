@@ -260,6 +260,9 @@ impl ShmSegment {
                 .map(|_| SideLock(AtomicBool::new(false)))
                 .collect(),
             cached_head: (0..layout.nlocal).map(|_| AtomicU64::new(0)).collect(),
+            dirty: (0..layout.nlocal * layout.cells * (CELL_SIZE / SLOT) / 64)
+                .map(|_| AtomicU64::new(0))
+                .collect(),
         };
         let claim =
             seg.slot(my_local)
