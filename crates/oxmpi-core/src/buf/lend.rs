@@ -509,6 +509,37 @@ impl Gone {
         (res, Gone(gone))
     }
 
+    /// As [`wait_all`](Gone::wait_all), each status handed to `put` with its index as
+    /// its request completes (in index order, under the engine's lock: `put` must not
+    /// call MPI) instead of written into an array (the Rust API's collection hands out
+    /// its completions from `put`, PROFILE.md rate27).
+    pub fn wait_all_each(
+        hs: &mut [Handle<'_>],
+        mut put: impl FnMut(usize, crate::Status),
+    ) -> (Result<()>, Gone) {
+        let mut gone: Vec<Request> = hs.iter().map(Handle::raw).collect();
+        // The indices whose status has an error (none in the common case).
+        let mut failed: Vec<usize> = Vec::new();
+        let res = Handle::wait_all_each(hs, |i, s| {
+            if s.error != 0 {
+                failed.push(i);
+            }
+            put(i, s)
+        });
+        if res.is_ok() && failed.is_empty() && hs.iter().all(Handle::is_null) {
+            // As `wait_all`'s common case: all gone.
+            return (res, Gone(gone));
+        }
+        let mut i = 0;
+        gone.retain(|r| {
+            let done =
+                !r.is_null() && *r != Request::DONE && hs[i].is_null() && !failed.contains(&i);
+            i += 1;
+            done
+        });
+        (res, Gone(gone))
+    }
+
     /// Whether `r` is among the requests, looking on from `*at` (moved past it when
     /// found). Callers ask in the order the requests were waited for; one asked out of
     /// that order is simply not found, and its keeper looks at the engine as before.
@@ -545,6 +576,18 @@ impl InFlight {
 }
 
 impl<'a, D: ?Sized> Lent<'a, D> {
+    /// As [`reclaim`](Lent::reclaim), for a buffer lent to a request that a
+    /// [`Gone::wait_all_each`] may have completed: if `gone` holds it (looking on from
+    /// `*at`, callers asking in the order the requests were waited for), it comes back
+    /// without a look at the engine; otherwise as `reclaim`.
+    pub fn reclaim_gone(self, gone: &Gone, at: &mut usize) -> &'a mut D {
+        if !gone.holds(at, self.raw) {
+            return self.reclaim();
+        }
+        // SAFETY: the request is in `gone` (completed and out of the engine: `Gone` is made only by `wait_all`/`wait_all_each` from the handles they consumed), so its operation, the only user of the buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
+        unsafe { &mut *self.ptr }
+    }
+
     /// As [`reclaim_all`](Lent::reclaim_all), for buffers lent to requests that a
     /// [`Gone::wait_all`] may have completed: those of `gone` come back without a look
     /// at the engine (their operation is over), the others as `reclaim_all`'s.
