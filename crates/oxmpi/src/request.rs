@@ -1050,10 +1050,11 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
                 // The common case, a success with no elements to check, on a buffer
                 // not lent (a send): handed out as each request completes, with no
                 // status array (PROFILE.md, rate27).
-                match slot.data.take() {
-                    Some(Data::Shared(d)) => return result.push((i, Status::from_core(st), d)),
-                    Some(Data::Back(d)) => return result.push((i, Status::from_core(st), d)),
-                    other => slot.data = other,
+                if let Some(Data::Shared(_) | Data::Back(_)) = slot.data {
+                    // (Neither is lent: `reclaim` is a move, no look at the engine.)
+                    if let Some(d) = slot.data.take() {
+                        return result.push((i, Status::from_core(st), d.reclaim()));
+                    }
                 }
             }
             if rest.capacity() == 0 {
@@ -1071,19 +1072,18 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         let mut at = 0;
         for (i, st) in rest {
             let slot = &mut self.slots[i];
-            if let Some(Data::Lent(l)) = slot.data.take() {
+            let data = match slot.data.take() {
+                None => continue,
                 // Completed by the wait (in `gone`): back without a look at the engine.
-                slot.data = Some(Data::Back(l.reclaim_gone(&gone, &mut at)));
-            }
+                Some(Data::Lent(l)) => Data::Back(l.reclaim_gone(&gone, &mut at)),
+                Some(d) => d,
+            };
             if st.error == 0 && slot.recv.is_none() {
                 // A receive of a type with no invalid values (PROFILE.md, rate18).
-                let d: &'a D = match slot.data.take() {
-                    None => continue,
-                    Some(d) => d.reclaim(),
-                };
-                result.push((i, Status::from_core(st), d));
+                result.push((i, Status::from_core(st), data.reclaim()));
                 continue;
             }
+            slot.data = Some(data);
             let st = if st.error != 0 {
                 let class =
                     crate::ErrorClass::from_code(st.error).unwrap_or(crate::ErrorClass::Other);
