@@ -857,9 +857,6 @@ pub struct RequestCollection<'a, D: ?Sized> {
     /// The slots before this index are all complete (a `wait_all` took their buffers):
     /// the drop and `incomplete` look only at those after (PROFILE.md, rate18b).
     done: usize,
-    /// Whether a request was added with its buffer lent (a receive): `reclaim_lent`
-    /// has something to do.
-    any_lent: bool,
     /// The requests held by the collection's scope (`multiple_scope`'s; each request
     /// is held by its scope until settled): `wait_all` releases those it completed
     /// from it, so the scope's end does not look at them again (requests added from
@@ -914,7 +911,6 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
             raws: Vec::with_capacity(reserve),
             slots: Vec::with_capacity(reserve),
             done: 0,
-            any_lent: false,
             held: None,
             keep: Vec::new(),
             phantom: PhantomData,
@@ -945,7 +941,6 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         if let Some(k) = keep {
             self.keep.push(k);
         }
-        self.any_lent |= matches!(data, Data::Lent(_));
         self.raws.push(raw);
         self.slots.push(Slot {
             data: Some(data),
@@ -1043,29 +1038,52 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
     /// [`wait_all`](Self::wait_all), reporting errors (every request is complete after it).
     pub fn try_wait_all(&mut self, result: &mut Vec<Completion<'a, D>>) -> Result<()> {
         result.clear();
-        let mut statuses = vec![oxmpi_core::Status::EMPTY; self.raws.len()];
-        let (res, gone) = Gone::wait_all(&mut self.raws, &mut statuses);
+        result.reserve(self.raws.len() - self.done);
+        let (slots, n) = (&mut self.slots, self.raws.len());
+        // The completions not handed out from the wait (their buffer lent, elements to
+        // check, an error), in index order; all after the first of them wait here too,
+        // so `result` stays in index order.
+        let mut rest: Vec<(usize, oxmpi_core::Status)> = Vec::new();
+        let (res, gone) = Gone::wait_all_each(&mut self.raws, |i, st| {
+            let slot = &mut slots[i];
+            if rest.is_empty() && st.error == 0 && slot.recv.is_none() {
+                // The common case, a success with no elements to check, on a buffer
+                // not lent (a send): handed out as each request completes, with no
+                // status array (PROFILE.md, rate27).
+                if let Some(Data::Shared(_) | Data::Back(_)) = slot.data {
+                    // (Neither is lent: `reclaim` is a move, no look at the engine.)
+                    if let Some(d) = slot.data.take() {
+                        return result.push((i, Status::from_core(st), d.reclaim()));
+                    }
+                }
+            }
+            if rest.capacity() == 0 {
+                // Once, for all that follow (a window of receives: no regrowth).
+                rest.reserve_exact(n - i);
+            }
+            rest.push((i, st));
+        });
+        let failed = res.is_err();
         let mut first_err = res.err();
-        self.reclaim_lent(&gone);
         if let Some(held) = &self.held {
             held.release(&gone);
         }
-        result.reserve(self.incomplete());
-        for (i, st) in statuses.into_iter().enumerate() {
+        // Where the next lent buffer's request is looked for in `gone`.
+        let mut at = 0;
+        for (i, st) in rest {
             let slot = &mut self.slots[i];
+            let data = match slot.data.take() {
+                None => continue,
+                // Completed by the wait (in `gone`): back without a look at the engine.
+                Some(Data::Lent(l)) => Data::Back(l.reclaim_gone(&gone, &mut at)),
+                Some(d) => d,
+            };
             if st.error == 0 && slot.recv.is_none() {
-                // The common case, a success with no elements to check (a send; a
-                // receive of a type with no invalid values): the buffer is handed out as
-                // it is, without `complete`'s general path (PROFILE.md, rate18).
-                let d: &'a D = match slot.data.take() {
-                    None => continue,
-                    Some(Data::Shared(d)) => d,
-                    Some(Data::Back(d)) => d,
-                    Some(Data::Lent(l)) => l.reclaim(),
-                };
-                result.push((i, Status::from_core(st), d));
+                // A receive of a type with no invalid values (PROFILE.md, rate18).
+                result.push((i, Status::from_core(st), data.reclaim()));
                 continue;
             }
+            slot.data = Some(data);
             let st = if st.error != 0 {
                 let class =
                     crate::ErrorClass::from_code(st.error).unwrap_or(crate::ErrorClass::Other);
@@ -1084,41 +1102,20 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
                 }
             }
         }
+        if failed {
+            // Requests the wait handed no status (if it failed as a whole): their
+            // buffers back once the engine is done with them.
+            for slot in self.slots[self.done..].iter_mut() {
+                if let Some(d) = slot.data.take() {
+                    d.reclaim();
+                }
+            }
+        }
         // Every slot's buffer was taken above (handed out, or dropped with its error).
         self.done = self.slots.len();
         match first_err {
             Some(e) => Err(e),
             None => Ok(()),
-        }
-    }
-
-    /// Takes the buffers lent to requests of the collection back together (one look at
-    /// the engine for all of them, not one per request; see `Lent::reclaim_all`), once
-    /// a wait has completed them. They are then kept as shared borrows until
-    /// [`complete`](Self::complete) hands them out.
-    /// Those `gone` (completed by the wait) come back without a look at the engine.
-    fn reclaim_lent(&mut self, gone: &Gone) {
-        if !self.any_lent {
-            // Sends only: nothing lent, nothing to look at.
-            return;
-        }
-        let mut at = Vec::with_capacity(self.slots.len());
-        let mut lents = Vec::with_capacity(self.slots.len());
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            if let Some(Data::Lent(_)) = s.data {
-                if let Some(Data::Lent(l)) = s.data.take() {
-                    at.push(i);
-                    lents.push(l);
-                }
-            }
-        }
-        // Every lent buffer is back (as `Data::Back`) after this.
-        self.any_lent = false;
-        if lents.is_empty() {
-            return;
-        }
-        for (i, b) in at.into_iter().zip(Lent::reclaim_all_gone(lents, gone)) {
-            self.slots[i].data = Some(Data::Back(b));
         }
     }
 

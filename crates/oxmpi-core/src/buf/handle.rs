@@ -119,6 +119,13 @@ impl<'a> Handle<'a> {
         pt2pt::testsome(Self::raws(hs))
     }
 
+    /// `MPI_Waitall` over `hs` (all null afterwards), each status handed to `put` with
+    /// its index as its request completes, in index order, under the engine's lock (`put`
+    /// must not call MPI); null handles get none. The C layer's `MPI_Waitall` entry.
+    pub fn wait_all_each(hs: &mut [Handle<'a>], put: impl FnMut(usize, Status)) -> Result<()> {
+        pt2pt::waitall_each(Self::raws(hs), put)
+    }
+
     /// `MPI_Waitall` over `hs` (all null afterwards), statuses into `statuses`.
     pub fn wait_all(hs: &mut [Handle<'a>], statuses: &mut [Status]) -> Result<()> {
         pt2pt::waitall(Self::raws(hs), statuses)

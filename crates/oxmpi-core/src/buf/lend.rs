@@ -426,7 +426,75 @@ impl<D: ?Sized> Drop for LentBox<D> {
 pub struct InFlight {
     /// The requests, and the length at which the next push first drops those the
     /// engine no longer holds (so a long loop of completed requests stays small).
-    reqs: std::sync::Mutex<(Vec<Request>, usize)>,
+    reqs: Spin<(Vec<Request>, usize)>,
+}
+
+/// The lock of an [`InFlight`], whose critical sections are short (a push, a take, a
+/// slice compare): a flag, spun on while another thread holds it (yielding the core).
+/// Per request of a window it costs ~15 instructions less than `std::sync::Mutex`,
+/// whose poisoning checks `InFlight` ignored anyway (PROFILE.md, rate27).
+#[derive(Default)]
+struct Spin<T> {
+    locked: std::sync::atomic::AtomicBool,
+    value: std::cell::UnsafeCell<T>,
+}
+
+impl<T> std::fmt::Debug for Spin<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Spin")
+    }
+}
+
+// SAFETY: the value is reached only through a `SpinGuard`, of which one exists at a time (`lock`), so sharing the lock between threads moves `T` between them but never shares it.
+unsafe impl<T: Send> Sync for Spin<T> {}
+
+impl<T> Spin<T> {
+    fn new(value: T) -> Spin<T> {
+        Spin {
+            locked: std::sync::atomic::AtomicBool::new(false),
+            value: std::cell::UnsafeCell::new(value),
+        }
+    }
+
+    fn lock(&self) -> SpinGuard<'_, T> {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Acquire, Relaxed)
+            .is_err()
+        {
+            std::thread::yield_now();
+        }
+        SpinGuard { spin: self }
+    }
+}
+
+/// The holder of a [`Spin`] lock; unlocks when dropped (also while unwinding).
+struct SpinGuard<'s, T> {
+    spin: &'s Spin<T>,
+}
+
+impl<T> Drop for SpinGuard<'_, T> {
+    fn drop(&mut self) {
+        self.spin
+            .locked
+            .store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+impl<T> std::ops::Deref for SpinGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: this guard holds the lock (`lock` set the flag with Acquire, after the previous holder's Release), so no other reference to the value exists while it lives.
+        unsafe { &*self.spin.value.get() }
+    }
+}
+
+impl<T> std::ops::DerefMut for SpinGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as `deref`: the guard holds the lock, and `&mut self` makes this the only reference through it.
+        unsafe { &mut *self.spin.value.get() }
+    }
 }
 
 impl InFlight {
@@ -438,13 +506,13 @@ impl InFlight {
     /// (a scope that knows how many it will hold: the Rust API's `multiple_scope`).
     pub fn with_capacity(n: usize) -> InFlight {
         InFlight {
-            reqs: std::sync::Mutex::new((Vec::with_capacity(n), 0)),
+            reqs: Spin::new((Vec::with_capacity(n), 0)),
         }
     }
 
     /// Holds `r` until [`settle`](InFlight::settle).
     pub fn enter(&self, r: Request) {
-        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.reqs.lock();
         if g.0.len() >= g.1 {
             crate::pt2pt::retain_in_flight(&mut g.0);
             // At least 256: a scope per window of 64 requests (osu_bw) never pays a
@@ -458,7 +526,7 @@ impl InFlight {
     /// unwinding from a panic with a request in flight, aborts the process instead
     /// (waiting could hang, and returning would let the engine use freed memory).
     pub fn settle(&self) {
-        let mut reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
+        let mut reqs = std::mem::take(&mut self.reqs.lock().0);
         // Requests completed are gone from the engine (handles are generational, so a
         // stale one never names a newer request); one freed (MPI_Request_free) while its
         // operation, or a persistent request's run, was going is in flight until that
@@ -509,6 +577,37 @@ impl Gone {
         (res, Gone(gone))
     }
 
+    /// As [`wait_all`](Gone::wait_all), each status handed to `put` with its index as
+    /// its request completes (in index order, under the engine's lock: `put` must not
+    /// call MPI) instead of written into an array (the Rust API's collection hands out
+    /// its completions from `put`, PROFILE.md rate27).
+    pub fn wait_all_each(
+        hs: &mut [Handle<'_>],
+        mut put: impl FnMut(usize, crate::Status),
+    ) -> (Result<()>, Gone) {
+        let mut gone: Vec<Request> = hs.iter().map(Handle::raw).collect();
+        // The indices whose status has an error (none in the common case).
+        let mut failed: Vec<usize> = Vec::new();
+        let res = Handle::wait_all_each(hs, |i, s| {
+            if s.error != 0 {
+                failed.push(i);
+            }
+            put(i, s)
+        });
+        if res.is_ok() && failed.is_empty() && hs.iter().all(Handle::is_null) {
+            // As `wait_all`'s common case: all gone.
+            return (res, Gone(gone));
+        }
+        let mut i = 0;
+        gone.retain(|r| {
+            let done =
+                !r.is_null() && *r != Request::DONE && hs[i].is_null() && !failed.contains(&i);
+            i += 1;
+            done
+        });
+        (res, Gone(gone))
+    }
+
     /// Whether `r` is among the requests, looking on from `*at` (moved past it when
     /// found). Callers ask in the order the requests were waited for; one asked out of
     /// that order is simply not found, and its keeper looks at the engine as before.
@@ -533,7 +632,7 @@ impl InFlight {
         if gone.0.is_empty() {
             return;
         }
-        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.reqs.lock();
         if g.0 == gone.0 {
             // The common case: a scope holding exactly one collection's window.
             g.0.clear();
@@ -545,6 +644,18 @@ impl InFlight {
 }
 
 impl<'a, D: ?Sized> Lent<'a, D> {
+    /// As [`reclaim`](Lent::reclaim), for a buffer lent to a request that a
+    /// [`Gone::wait_all_each`] may have completed: if `gone` holds it (looking on from
+    /// `*at`, callers asking in the order the requests were waited for), it comes back
+    /// without a look at the engine; otherwise as `reclaim`.
+    pub fn reclaim_gone(self, gone: &Gone, at: &mut usize) -> &'a mut D {
+        if !gone.holds(at, self.raw) {
+            return self.reclaim();
+        }
+        // SAFETY: the request is in `gone` (completed and out of the engine: `Gone` is made only by `wait_all`/`wait_all_each` from the handles they consumed), so its operation, the only user of the buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
+        unsafe { &mut *self.ptr }
+    }
+
     /// As [`reclaim_all`](Lent::reclaim_all), for buffers lent to requests that a
     /// [`Gone::wait_all`] may have completed: those of `gone` come back without a look
     /// at the engine (their operation is over), the others as `reclaim_all`'s.
