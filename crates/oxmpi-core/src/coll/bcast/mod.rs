@@ -116,7 +116,6 @@ fn build(buf: *mut u8, count: usize, dt: &Datatype, root: i32, comm: &Comm) -> R
 /// MPI_Bcast: `buf` is read at the root, written elsewhere.
 pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
     let (count, dt) = (buf.count(), super::api::dt(buf.datatype()));
-    let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     let checked = !comm.is_inter()
         && super::check_root("MPI_Bcast", comm, root).is_ok()
         && util::check_type("MPI_Bcast", "datatype", dt).is_ok()
@@ -126,6 +125,13 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
     } else {
         0
     };
+    // Nothing to move (on every rank: the type signatures match): no record, no
+    // selection, no schedule, no tag (every rank skips the same calls). Checked
+    // collectives still meet in `diag::coll` first.
+    if checked && bytes == 0 && !crate::diag::coll_checked() {
+        return Ok(());
+    }
+    let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     if bytes > 0 {
         let forced = super::select::forced_op(super::select::Op::BCAST)?;
         if let Some(sess) = super::shm::acquire(

@@ -170,22 +170,17 @@ impl<'a> Side<'a> {
 /// The v forms (`at_root.v`) only ever get a session (`blk`: the root's own
 /// block): one rank's empty block says nothing of the others', so they use an
 /// area made already unless shm is forced ([`super::shm::acquire_made`]).
-pub(crate) fn rooted_shortcut<'c>(
-    call: &str,
+/// `blk`: [`rooted_blk`]'s answer; `v`: a v form.
+pub(crate) fn rooted_shortcut(
     key: super::select::Op,
-    comm: &'c Comm,
-    root: i32,
-    local: &Side,
-    at_root: &Side,
-    local_sends: bool,
-) -> Result<Option<Rooted<'c>>> {
-    if comm.is_inter() {
-        return Ok(None);
-    }
-    let Ok(blk) = check_rooted(call, comm, root, local, at_root, local_sends) else {
+    comm: &Comm,
+    blk: Option<usize>,
+    v: bool,
+) -> Result<Option<Rooted<'_>>> {
+    let Some(blk) = blk else {
         return Ok(None);
     };
-    if at_root.v.is_some() {
+    if v {
         let want = super::shm::want(super::select::forced_op(key)?, true);
         return Ok(super::shm::acquire_made(comm, want)?.map(|sess| {
             super::select::ran_shm(key);
@@ -203,6 +198,31 @@ pub(crate) fn rooted_shortcut<'c>(
         super::select::ran_shm(key);
         Rooted::Shm(sess, blk)
     }))
+}
+
+/// The packed bytes of one block of a gather or scatter on an intracommunicator
+/// whose arguments pass [`check_rooted`]; `None` otherwise (the schedule then
+/// reports the error).
+pub(crate) fn rooted_blk(
+    call: &str,
+    comm: &Comm,
+    root: i32,
+    local: &Side,
+    at_root: &Side,
+    local_sends: bool,
+) -> Option<usize> {
+    if comm.is_inter() {
+        return None;
+    }
+    check_rooted(call, comm, root, local, at_root, local_sends).ok()
+}
+
+/// Whether a gather or scatter (not a v form) whose block is `blk` ([`rooted_blk`])
+/// returns at once: zero-byte blocks on every rank (the type signatures match),
+/// so no record, selection, session or tag on any rank; checked collectives
+/// (`diag::coll_checked`) still meet first.
+pub(crate) fn rooted_empty(blk: Option<usize>) -> bool {
+    blk == Some(0) && !crate::diag::coll_checked()
 }
 
 /// See [`rooted_shortcut`].
@@ -437,6 +457,12 @@ pub(crate) fn gather(
 ) -> Result<()> {
     let a = gather_args("MPI_Gather", &send, &recv, None, &[], recvcount, root, comm)?;
     let (sendcount, sendtype) = (a.sendcount, a.sendtype);
+    let local = Side::send(send.is_some(), sendcount, sendtype);
+    let at_root = Side::recv(true, recvcount, a.recvtype);
+    let blk = rooted_blk("MPI_Gather", comm, root, &local, &at_root, true);
+    if rooted_empty(blk) {
+        return Ok(());
+    }
     let _diag = crate::diag::coll(
         "MPI_Gather",
         comm,
@@ -445,17 +471,7 @@ pub(crate) fn gather(
         Some(sendtype),
         None,
     )?;
-    let local = Side::send(send.is_some(), sendcount, sendtype);
-    let at_root = Side::recv(true, recvcount, a.recvtype);
-    match super::gather::rooted_shortcut(
-        "MPI_Gather",
-        super::select::Op::GATHER,
-        comm,
-        root,
-        &local,
-        &at_root,
-        true,
-    )? {
+    match rooted_shortcut(super::select::Op::GATHER, comm, blk, false)? {
         Some(super::gather::Rooted::Nothing) => return Ok(()),
         Some(super::gather::Rooted::Shm(sess, blk)) => {
             let mut recv = recv;
@@ -624,9 +640,8 @@ pub(crate) fn gatherv(
     let local = Side::send(send.is_some(), sendcount, sendtype);
     let at_root = Side::recv_v(recvcounts, displs, recvtype);
     let key = super::select::Op::GATHERV;
-    if let Some(Rooted::Shm(sess, _)) =
-        rooted_shortcut(CALL, key, comm, root, &local, &at_root, true)?
-    {
+    let blk = rooted_blk(CALL, comm, root, &local, &at_root, true);
+    if let Some(Rooted::Shm(sess, _)) = rooted_shortcut(key, comm, blk, true)? {
         let mut recv = recv;
         let recv = recv.as_mut().zip(a.layout);
         return super::shm::gatherv(sess, comm, CALL, send.as_ref(), recv, root as usize);

@@ -162,6 +162,12 @@ pub(crate) fn scatter(
         comm,
     )?;
     let (recvcount, sendtype, recvtype) = (a.recvcount, a.sendtype, a.recvtype);
+    let local = Side::recv(recv.is_some(), recvcount, recvtype);
+    let at_root = Side::send(true, sendcount, sendtype);
+    let blk = super::gather::rooted_blk("MPI_Scatter", comm, root, &local, &at_root, false);
+    if super::gather::rooted_empty(blk) {
+        return Ok(());
+    }
     let _diag = crate::diag::coll(
         "MPI_Scatter",
         comm,
@@ -170,17 +176,7 @@ pub(crate) fn scatter(
         Some(recvtype),
         None,
     )?;
-    let local = Side::recv(recv.is_some(), recvcount, recvtype);
-    let at_root = Side::send(true, sendcount, sendtype);
-    match super::gather::rooted_shortcut(
-        "MPI_Scatter",
-        super::select::Op::SCATTER,
-        comm,
-        root,
-        &local,
-        &at_root,
-        false,
-    )? {
+    match super::gather::rooted_shortcut(super::select::Op::SCATTER, comm, blk, false)? {
         Some(super::gather::Rooted::Nothing) => return Ok(()),
         Some(super::gather::Rooted::Shm(sess, blk)) => {
             let mut recv = recv;
@@ -307,8 +303,9 @@ pub(crate) fn scatterv(
     let local = Side::recv(recv.is_some(), recvcount, recvtype);
     let at_root = Side::send_v(sendcounts, displs, sendtype);
     let key = super::select::Op::SCATTERV;
+    let blk = super::gather::rooted_blk(CALL, comm, root, &local, &at_root, false);
     if let Some(super::gather::Rooted::Shm(sess, _)) =
-        super::gather::rooted_shortcut(CALL, key, comm, root, &local, &at_root, false)?
+        super::gather::rooted_shortcut(key, comm, blk, true)?
     {
         let mut recv = recv;
         let send = send.as_ref().zip(a.layout);
