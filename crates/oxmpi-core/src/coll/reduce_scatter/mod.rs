@@ -97,6 +97,14 @@ fn try_shm(
     if comm.is_inter() || counts.len() != n {
         return Ok(None);
     }
+    let Some(total) = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c)) else {
+        return Ok(None);
+    };
+    if total == 0 || dt.size() == 0 {
+        // recvcounts is the same on every rank, so is the empty signature: none
+        // of them has anything to reduce, and all return here without a tag.
+        return Ok(check_args(call, comm, total, dt, op).ok().map(Ok));
+    }
     let mut disp = Vec::with_capacity(n + 1);
     let mut at = 0usize;
     for &c in counts {
@@ -110,11 +118,7 @@ fn try_shm(
     if check_args(call, comm, at, dt, op).is_err() {
         return Ok(None);
     }
-    if at == 0 {
-        // recvcounts is the same on every rank: none of them has anything to reduce.
-        return Ok(Some(Ok(())));
-    }
-    let Some(k) = super::shm::chunk_elems(at, dt).filter(|_| dt.size() > 0) else {
+    let Some(k) = super::shm::chunk_elems(at, dt) else {
         return Ok(None);
     };
     let forced = super::select::forced(env)?;
