@@ -5,12 +5,13 @@
 //! blocks in rank order.
 use crate::coll::sched::{Builder, Slice};
 
-/// `out`: all n blocks of `blk` bytes in rank order; this rank's own block is filled.
-pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize) {
+/// `out`: all n blocks of `blk` bytes in rank order; this rank's own block is
+/// filled, or (`src: Some`) is `src` (the final rotation puts it in place).
+pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize, src: Option<Slice>) {
     let nu = n as usize;
     let r = rank as usize;
     let tmp = b.temp(nu * blk);
-    b.copy(out.sub(r * blk, blk), tmp.sub(0, blk));
+    b.copy(src.unwrap_or(out.sub(r * blk, blk)), tmp.sub(0, blk));
     let mut k = 1;
     while k < nu {
         let cnt = k.min(nu - k);

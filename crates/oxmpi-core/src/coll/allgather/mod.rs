@@ -179,22 +179,32 @@ fn schedule(call: &str, a: &Args<'_>, recvcount: usize, comm: &Comm) -> Result<B
     let total = recvcount * n as usize;
     let out = util::packed_output(&mut b, recvbuf, total, recvtype);
     let own = out.sub(rank as usize * blk, blk);
-    match sendbuf {
-        Some(p) => util::pack_into(&mut b, p, sendcount, sendtype, own),
+    // A contiguous send block is sent from where it is, and the algorithm
+    // copies it to its place in `out` after starting its first exchange (off
+    // the critical path: on 2 ranks the whole allgather is that exchange).
+    let src = match sendbuf {
+        Some(p) if n > 1 && sendtype.is_contiguous() => {
+            Some(util::packed_input(&mut b, p, sendcount, sendtype))
+        }
+        Some(p) => {
+            util::pack_into(&mut b, p, sendcount, sendtype, own);
+            None
+        }
         None if !recvtype.is_contiguous() => {
             let at = util::elem_ptr(recvbuf, (rank as usize * recvcount) as isize, recvtype);
             util::pack_into(&mut b, at, recvcount, recvtype, own);
+            None
         }
-        None => {}
-    }
+        None => None,
+    };
     if n > 1 {
         match algo {
             "ring" => {
                 let blocks: Vec<Slice> = (0..n as usize).map(|i| out.sub(i * blk, blk)).collect();
-                ring::build(&mut b, rank, n, &blocks);
+                ring::build(&mut b, rank, n, &blocks, src);
             }
-            "bruck" => bruck::build(&mut b, rank, n, out, blk),
-            _ => recursive_doubling::build(&mut b, rank, n, out, blk),
+            "bruck" => bruck::build(&mut b, rank, n, out, blk, src),
+            _ => recursive_doubling::build(&mut b, rank, n, out, blk, src),
         }
     }
     util::finish_output(&mut b, out, recvbuf, total, recvtype);
@@ -226,6 +236,13 @@ pub(crate) fn allgather(
     } else {
         0
     };
+    if checked && blk == 0 {
+        // Zero-byte blocks, arguments checked (on every rank: the signatures
+        // match): no communication. The blocking tag the schedule's run would
+        // take, so that the sequence stays in step with any rank that runs one.
+        comm.next_blocking_coll_tag();
+        return Ok(());
+    }
     if blk > 0 {
         let forced = super::select::forced_op(super::select::Op::ALLGATHER)?;
         if let Some(sess) = super::shm::acquire(
@@ -315,11 +332,20 @@ fn schedule_v(
             blocks.push(util::packed_output(&mut b, ptr(i), recvcounts[i], recvtype));
         }
     }
-    if let Some(p) = sendbuf {
-        util::pack_into(&mut b, p, sendcount, sendtype, blocks[r]);
-    }
+    // As allgather's: a contiguous send block is sent from where it is and
+    // copied to its place after the first exchange starts.
+    let src = match sendbuf {
+        Some(p) if n > 1 && sendtype.is_contiguous() => {
+            Some(util::packed_input(&mut b, p, sendcount, sendtype))
+        }
+        Some(p) => {
+            util::pack_into(&mut b, p, sendcount, sendtype, blocks[r]);
+            None
+        }
+        None => None,
+    };
     if n > 1 {
-        ring::build(&mut b, rank, n, &blocks);
+        ring::build(&mut b, rank, n, &blocks, src);
     }
     for (i, &o) in blocks.iter().enumerate() {
         if i != r || sendbuf.is_some() {
@@ -343,9 +369,26 @@ pub(crate) fn allgatherv(
     let a = args(CALL, &send, &recv, Some(recvcounts), displs, 0, comm)?;
     let (sendbuf, sendcount, sendtype, recvtype) = (a.send, a.sendcount, a.sendtype, a.recvtype);
     let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
+    let n = comm.size() as usize;
+    // Zero-byte blocks everywhere (every rank has the same `recvcounts`; the
+    // displacements, which may differ, do not matter): nothing to move. The
+    // blocking tag as the schedule's run takes it, whichever way a rank gets here.
+    let empty = !comm.is_inter()
+        && recvcounts.len() >= n
+        && util::check_type(CALL, "recvtype", recvtype).is_ok()
+        && recvcounts[..n]
+            .iter()
+            .all(|&c| c.checked_mul(recvtype.size()) == Some(0))
+        && (sendbuf.is_none()
+            || (util::check_type(CALL, "sendtype", sendtype).is_ok()
+                && util::check_count(CALL, "sendcount", sendcount, sendtype).is_ok()
+                && util::packed_len(sendcount, sendtype) == 0));
+    if empty {
+        comm.next_blocking_coll_tag();
+        return Ok(());
+    }
     // Equal counts at an allgather's displacements (what OSU's osu_allgatherv and
     // many programs pass; every rank sees the same arrays): allgather's shared-memory path.
-    let n = comm.size() as usize;
     let c = recvcounts.first().copied().unwrap_or(0);
     let uniform = !comm.is_inter()
         && recvcounts.len() >= n
@@ -364,10 +407,6 @@ pub(crate) fn allgatherv(
     } else {
         0
     };
-    if uniform && blk == 0 {
-        // Zero-byte blocks everywhere (every rank sees the same counts): nothing to move.
-        return Ok(());
-    }
     if blk > 0 {
         let forced = super::select::forced_op(super::select::Op::ALLGATHERV)?;
         if let Some(sess) = super::shm::acquire(

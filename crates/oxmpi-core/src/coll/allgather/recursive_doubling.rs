@@ -3,10 +3,12 @@
 //! Non-power-of-two sizes run Bruck's algorithm instead (same step count, any n).
 use crate::coll::sched::{Builder, Slice};
 
-/// `out`: all n blocks of `blk` bytes in rank order; this rank's own block is filled.
-pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize) {
+/// `out`: all n blocks of `blk` bytes in rank order; this rank's own block is
+/// filled, or (`src: Some`) is `src`, sent from there in the first step and
+/// copied to its place during it.
+pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize, src: Option<Slice>) {
     if n & (n - 1) != 0 {
-        super::bruck::build(b, rank, n, out, blk);
+        super::bruck::build(b, rank, n, out, blk, src);
         return;
     }
     let mut mask = 1;
@@ -15,8 +17,18 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize) {
         let mine = (rank & !(mask - 1)) as usize;
         let theirs = (partner & !(mask - 1)) as usize;
         let len = mask as usize * blk;
-        b.send(out.sub(mine * blk, len), partner);
-        b.recv(out.sub(theirs * blk, len), partner);
+        match src {
+            // The first step's group is our own block alone.
+            Some(s) if mask == 1 => {
+                b.send(s, partner);
+                b.recv(out.sub(theirs * blk, len), partner);
+                b.copy(s, out.sub(mine * blk, len));
+            }
+            _ => {
+                b.send(out.sub(mine * blk, len), partner);
+                b.recv(out.sub(theirs * blk, len), partner);
+            }
+        }
         b.fence();
         mask <<= 1;
     }

@@ -217,7 +217,12 @@ pub(crate) fn alltoall(
     } else {
         0
     };
-    // Zero-byte blocks: the schedule returns without communicating.
+    if checked && blk == 0 {
+        // Zero-byte blocks, arguments checked (on every rank: the signatures
+        // match): no communication; the blocking tag as the schedule's run takes it.
+        comm.next_blocking_coll_tag();
+        return Ok(());
+    }
     if blk > 0 && super::shm::alltoall_fits(n, blk) {
         let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
         if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {

@@ -37,15 +37,31 @@ pub(crate) fn alltoallv(
     send: (&SendBuf<'_, '_>, VLayout<'_>),
     recv: (&mut RecvBuf<'_, '_>, VLayout<'_>),
 ) -> Result<()> {
+    let (sendtype, recvtype) = (dt(send.0.datatype()), dt(recv.0.datatype()));
+    let (ss, rs) = (sendtype.size(), recvtype.size());
+    if send.1.counts().iter().all(|&c| c * ss == 0) && recv.1.counts().iter().all(|&c| c * rs == 0)
+    {
+        // Nothing to send or receive here (decided from this rank's arguments
+        // alone): the step as the full path takes it for such a rank (no slot
+        // written, nothing waited for; its flag and done raised so that the
+        // others' later steps find it in step), and the blocking tag its
+        // (empty) schedule would take.
+        let mut cx = sess.ctx();
+        let s = cx.next();
+        cx.set(Counter::Flag, s);
+        cx.ring_when_complete(Counter::Flag, s, None);
+        cx.set_done(s);
+        drop(sess);
+        comm.next_blocking_coll_tag();
+        return Ok(());
+    }
     let mut b = Builder::new(comm);
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
-    let (sendtype, recvtype) = (dt(send.0.datatype()), dt(recv.0.datatype()));
     let send = VBlocks::new(send.0.elems(), send.1);
     let mut recv = VBlocksMut::new(recv.0.elems_mut(), recv.1);
     let (sendcounts, recvcounts) = (send.counts(), recv.counts());
     let sub = sub_slot(n);
-    let (ss, rs) = (sendtype.size(), recvtype.size());
     let in_sub = |bytes: usize| bytes > 0 && bytes <= sub;
     let s = cx.next();
     if (0..n).any(|j| j != me && in_sub(sendcounts[j] * ss)) {
