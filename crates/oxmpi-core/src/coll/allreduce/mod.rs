@@ -155,19 +155,29 @@ fn schedule(
     // Processes of two jobs (connect/accept) do not know each other's hosts
     // alike, and every member must choose the same algorithm: such a
     // communicator is treated as one host.
-    let host_of: Vec<u32> = match crate::runtime::engine() {
+    // The common case, every member on one host, allocates nothing (two
+    // vectors a call were a tenth of a small MPI_Iallreduce's post, nbc27).
+    let (host_of, hosts): (Vec<u32>, usize) = match crate::runtime::engine() {
         Ok(e) if comm.group().iter().all(|&w| w < e.size()) => {
-            comm.group().iter().map(|&w| e.host_index(w)).collect()
+            let first = comm.group().first().map(|&w| e.host_index(w));
+            if comm.group().iter().all(|&w| Some(e.host_index(w)) == first) {
+                (Vec::new(), 1)
+            } else {
+                let host_of: Vec<u32> = comm.group().iter().map(|&w| e.host_index(w)).collect();
+                let mut h = host_of.clone();
+                h.sort_unstable();
+                h.dedup();
+                let hosts = h.len();
+                (host_of, hosts)
+            }
         }
-        _ => vec![0; comm.size() as usize],
-    };
-    let hosts = {
-        let mut h = host_of.clone();
-        h.sort_unstable();
-        h.dedup();
-        h.len()
+        _ => (Vec::new(), 1),
     };
     let result = match select(comm.size(), count, &red, hosts, counted)? {
+        "hierarchical" if host_of.is_empty() => {
+            // Forced on one host: one host of every member.
+            hierarchical::build(&mut b, &red, &io, &vec![0; comm.size() as usize])
+        }
         "hierarchical" => hierarchical::build(&mut b, &red, &io, &host_of),
         "ring" => ring::build(&mut b, &red, &io),
         "rabenseifner" => rabenseifner::build(&mut b, &red, &io),
