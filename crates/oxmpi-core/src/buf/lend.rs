@@ -544,43 +544,21 @@ impl InFlight {
     }
 }
 
-/// The requests one [`wait_all`](Gone::wait_all) completed successfully: each was
+/// The requests one [`wait_all_each`](Gone::wait_all_each) completed successfully: each was
 /// taken out of the engine (its handle is null now) and, request handles being
-/// generational, never names a request in flight again. Made only by `wait_all`, so
+/// generational, never names a request in flight again. Made only by `wait_all_each`, so
 /// the keepers may trust it: [`InFlight::release`] stops holding them and
-/// [`Lent::reclaim_all_gone`] hands their buffers back without looking at the engine
+/// [`Lent::reclaim_gone`] hands their buffers back without looking at the engine
 /// again (the Rust API's collection, PROFILE.md rate18b: those were two more passes
 /// over the same window under the engine's lock).
 #[derive(Debug, Default)]
 pub struct Gone(Vec<Request>);
 
 impl Gone {
-    /// [`Handle::wait_all`] over `hs` (statuses into `statuses`), with what it completed.
-    pub fn wait_all(hs: &mut [Handle<'_>], statuses: &mut [crate::Status]) -> (Result<()>, Gone) {
-        let mut gone: Vec<Request> = hs.iter().map(Handle::raw).collect();
-        let res = Handle::wait_all(hs, statuses);
-        if res.is_ok() && hs.iter().all(Handle::is_null) {
-            // The common case: every request succeeded and is gone (those null or
-            // `DONE` before name no request in flight either), with no pass to sort
-            // them (it cost ~21 Ir per request).
-            return (res, Gone(gone));
-        }
-        let mut i = 0;
-        gone.retain(|r| {
-            let done = !r.is_null()
-                && *r != Request::DONE
-                && hs[i].is_null()
-                && statuses.get(i).is_some_and(|s| s.error == 0);
-            i += 1;
-            done
-        });
-        (res, Gone(gone))
-    }
-
-    /// As [`wait_all`](Gone::wait_all), each status handed to `put` with its index as
-    /// its request completes (in index order, under the engine's lock: `put` must not
-    /// call MPI) instead of written into an array (the Rust API's collection hands out
-    /// its completions from `put`, PROFILE.md rate27).
+    /// [`Handle::wait_all_each`] over `hs`, with what it completed: each status handed to
+    /// `put` with its index as its request completes (in index order, under the engine's
+    /// lock: `put` must not call MPI; the Rust API's collection hands out its completions
+    /// from there, PROFILE.md rate27).
     pub fn wait_all_each(
         hs: &mut [Handle<'_>],
         mut put: impl FnMut(usize, crate::Status),
@@ -595,7 +573,9 @@ impl Gone {
             put(i, s)
         });
         if res.is_ok() && failed.is_empty() && hs.iter().all(Handle::is_null) {
-            // As `wait_all`'s common case: all gone.
+            // The common case: every request succeeded and is gone (those null or
+            // `DONE` before name no request in flight either), with no pass to sort
+            // them (it cost ~21 Ir per request).
             return (res, Gone(gone));
         }
         let mut i = 0;
@@ -652,27 +632,7 @@ impl<'a, D: ?Sized> Lent<'a, D> {
         if !gone.holds(at, self.raw) {
             return self.reclaim();
         }
-        // SAFETY: the request is in `gone` (completed and out of the engine: `Gone` is made only by `wait_all`/`wait_all_each` from the handles they consumed), so its operation, the only user of the buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
+        // SAFETY: the request is in `gone` (completed and out of the engine: `Gone` is made only by `wait_all_each` from the handles it consumed), so its operation, the only user of the buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
         unsafe { &mut *self.ptr }
-    }
-
-    /// As [`reclaim_all`](Lent::reclaim_all), for buffers lent to requests that a
-    /// [`Gone::wait_all`] may have completed: those of `gone` come back without a look
-    /// at the engine (their operation is over), the others as `reclaim_all`'s.
-    pub fn reclaim_all_gone(
-        lents: Vec<Lent<'a, D>>,
-        gone: &Gone,
-    ) -> impl Iterator<Item = &'a mut D> {
-        let mut at = 0;
-        let rest: Vec<Request> = lents
-            .iter()
-            .filter(|l| !gone.holds(&mut at, l.raw))
-            .map(|l| l.raw)
-            .collect();
-        crate::pt2pt::settle_all(rest);
-        lents.into_iter().map(|l| {
-            // SAFETY: each request of `lents` is either in `gone` (completed and out of the engine: `Gone` is made only by `wait_all` from the handles it consumed) or settled by `settle_all` above, so each operation, the only user of its buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
-            unsafe { &mut *l.ptr }
-        })
     }
 }
