@@ -426,75 +426,7 @@ impl<D: ?Sized> Drop for LentBox<D> {
 pub struct InFlight {
     /// The requests, and the length at which the next push first drops those the
     /// engine no longer holds (so a long loop of completed requests stays small).
-    reqs: Spin<(Vec<Request>, usize)>,
-}
-
-/// The lock of an [`InFlight`], whose critical sections are short (a push, a take, a
-/// slice compare): a flag, spun on while another thread holds it (yielding the core).
-/// Per request of a window it costs ~15 instructions less than `std::sync::Mutex`,
-/// whose poisoning checks `InFlight` ignored anyway (PROFILE.md, rate27).
-#[derive(Default)]
-struct Spin<T> {
-    locked: std::sync::atomic::AtomicBool,
-    value: std::cell::UnsafeCell<T>,
-}
-
-impl<T> std::fmt::Debug for Spin<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Spin")
-    }
-}
-
-// SAFETY: the value is reached only through a `SpinGuard`, of which one exists at a time (`lock`), so sharing the lock between threads moves `T` between them but never shares it.
-unsafe impl<T: Send> Sync for Spin<T> {}
-
-impl<T> Spin<T> {
-    fn new(value: T) -> Spin<T> {
-        Spin {
-            locked: std::sync::atomic::AtomicBool::new(false),
-            value: std::cell::UnsafeCell::new(value),
-        }
-    }
-
-    fn lock(&self) -> SpinGuard<'_, T> {
-        use std::sync::atomic::Ordering::{Acquire, Relaxed};
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Acquire, Relaxed)
-            .is_err()
-        {
-            std::thread::yield_now();
-        }
-        SpinGuard { spin: self }
-    }
-}
-
-/// The holder of a [`Spin`] lock; unlocks when dropped (also while unwinding).
-struct SpinGuard<'s, T> {
-    spin: &'s Spin<T>,
-}
-
-impl<T> Drop for SpinGuard<'_, T> {
-    fn drop(&mut self) {
-        self.spin
-            .locked
-            .store(false, std::sync::atomic::Ordering::Release);
-    }
-}
-
-impl<T> std::ops::Deref for SpinGuard<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        // SAFETY: this guard holds the lock (`lock` set the flag with Acquire, after the previous holder's Release), so no other reference to the value exists while it lives.
-        unsafe { &*self.spin.value.get() }
-    }
-}
-
-impl<T> std::ops::DerefMut for SpinGuard<'_, T> {
-    fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: as `deref`: the guard holds the lock, and `&mut self` makes this the only reference through it.
-        unsafe { &mut *self.spin.value.get() }
-    }
+    reqs: std::sync::Mutex<(Vec<Request>, usize)>,
 }
 
 impl InFlight {
@@ -506,13 +438,13 @@ impl InFlight {
     /// (a scope that knows how many it will hold: the Rust API's `multiple_scope`).
     pub fn with_capacity(n: usize) -> InFlight {
         InFlight {
-            reqs: Spin::new((Vec::with_capacity(n), 0)),
+            reqs: std::sync::Mutex::new((Vec::with_capacity(n), 0)),
         }
     }
 
     /// Holds `r` until [`settle`](InFlight::settle).
     pub fn enter(&self, r: Request) {
-        let mut g = self.reqs.lock();
+        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
         if g.0.len() >= g.1 {
             crate::pt2pt::retain_in_flight(&mut g.0);
             // At least 256: a scope per window of 64 requests (osu_bw) never pays a
@@ -526,7 +458,7 @@ impl InFlight {
     /// unwinding from a panic with a request in flight, aborts the process instead
     /// (waiting could hang, and returning would let the engine use freed memory).
     pub fn settle(&self) {
-        let mut reqs = std::mem::take(&mut self.reqs.lock().0);
+        let mut reqs = std::mem::take(&mut self.reqs.lock().unwrap_or_else(|p| p.into_inner()).0);
         // Requests completed are gone from the engine (handles are generational, so a
         // stale one never names a newer request); one freed (MPI_Request_free) while its
         // operation, or a persistent request's run, was going is in flight until that
@@ -612,7 +544,7 @@ impl InFlight {
         if gone.0.is_empty() {
             return;
         }
-        let mut g = self.reqs.lock();
+        let mut g = self.reqs.lock().unwrap_or_else(|p| p.into_inner());
         if g.0 == gone.0 {
             // The common case: a scope holding exactly one collection's window.
             g.0.clear();
