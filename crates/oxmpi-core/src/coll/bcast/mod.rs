@@ -62,7 +62,11 @@ pub(crate) static TABLE: Table = Table {
 /// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the
 /// chunked copies in and out); measured on 2, 4 and 8 ranks (bench/RESULTS.md).
 pub const SHM_MAX: usize = 512 * 1024;
-pub const SHM_MAX_2: usize = 32 * 1024;
+/// On 2 ranks: the shared-memory eager limit of point-to-point (`SHM_EAGER_LIMIT`,
+/// 8 KiB), above which the binomial tree's one message is a single copy. At
+/// 32 KiB the shared path's copy in, then copy out took 4.1-4.3 us against 2.3-2.5
+/// for the message and 2.2-2.3 for MPICH (bench/PROFILE.md collA27).
+pub const SHM_MAX_2: usize = 8 * 1024;
 
 /// Messages below this many bytes use the binomial tree.
 pub const SHORT_MSG: usize = 12 * 1024;
