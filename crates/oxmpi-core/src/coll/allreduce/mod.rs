@@ -20,8 +20,8 @@
 //!   Any op; chosen for non-commutative ops whose elements are too few to split
 //!   into blocks (count < pof2).
 //! * `shm` (blocking allreduce on communicators within one host): contributions
-//!   in a shared area, folded in rank order (see `coll/shm`); any op. Chosen up
-//!   to [`SHM_MAX`] bytes.
+//!   in a shared area, folded in rank order (see `coll/shm`); any op. Chosen at
+//!   every size from 3 ranks on, up to [`SHM_MAX_2`] bytes on 2.
 mod hierarchical;
 mod rabenseifner;
 mod recursive_doubling;
@@ -103,8 +103,11 @@ pub(crate) static TABLE: Table = Table {
 
 /// Blocking allreduces up to this many bytes (the message's span) take the
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on
-/// 2, 4 and 8 ranks (bench/RESULTS.md).
-pub const SHM_MAX: usize = 512 * 1024;
+/// 2, 4 and 8 ranks (bench/RESULTS.md). From 3 ranks on every size: its
+/// blocks variant has all ranks fold in parallel, and above 512 KiB it beat the
+/// schedules (ring, rabenseifner) 2.3-7x (4 ranks, 2 MiB: 687-696 us against
+/// 1650-2015; 8 ranks, 4 MiB: 2845-4298 against 9687-10212); bench/PROFILE.md, collB27.
+pub const SHM_MAX: usize = usize::MAX;
 pub const SHM_MAX_2: usize = 32 * 1024;
 
 /// Up to this many bytes, recursive doubling (latency-bound).

@@ -24,7 +24,7 @@
 //!   correct for non-commutative ops too (it is only *selected* for commutative ones).
 //! * `shm` (blocking reduce on communicators within one host): contributions in
 //!   a shared area, folded in rank order by the root (see `coll/shm`); any op.
-//!   Chosen up to [`SHM_MAX`] bytes.
+//!   Chosen at every size from 3 ranks on, up to [`SHM_MAX_2`] bytes on 2.
 pub(crate) mod binomial;
 pub(crate) mod in_order;
 pub(crate) mod rabenseifner;
@@ -74,18 +74,29 @@ pub(crate) static TABLE: Table = Table {
     default: |s| {
         if !s.commutative {
             "in_order"
-        } else if s.bytes >= RABENSEIFNER_MIN_BYTES && s.count >= pof2(s.ranks) as usize {
+        } else if s.hosts > 1
+            && s.bytes >= RABENSEIFNER_MIN_BYTES
+            && s.count >= pof2(s.ranks) as usize
+        {
+            // Not measured across hosts; within one host (the only shape the
+            // selection sees today) binomial beat it at every size.
             "rabenseifner"
         } else {
+            // One host: binomial beat rabenseifner from 32 KiB to 4 MiB on 2, 4
+            // and 8 ranks (2 ranks, 2 MiB: 102-182 against 899-944 us; 4 ranks:
+            // 961 against 2341); bench/PROFILE.md, collB27.
             "binomial"
         }
     },
 };
 
 /// Blocking reduces up to this many bytes (the message's span) take the
-/// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks; the limits of
-/// allreduce, whose first half this is).
-pub const SHM_MAX: usize = 512 * 1024;
+/// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks): every size on
+/// 3 or more ranks (4 ranks, 2 MiB: 398 us against binomial's 961 and
+/// rabenseifner's 2341; 8 ranks, 4 MiB: 1785 against 4259 and 7334), up to
+/// 32 KiB on 2 ranks (above, binomial's one message: 128 KiB 12-40 us against
+/// 34-49); bench/PROFILE.md, collB27.
+pub const SHM_MAX: usize = usize::MAX;
 pub const SHM_MAX_2: usize = 32 * 1024;
 
 /// Messages of at least this many bytes use Rabenseifner's algorithm.
