@@ -55,7 +55,9 @@ pub(crate) fn alltoallv(
         comm.next_blocking_coll_tag();
         return Ok(());
     }
-    let mut b = Builder::new(comm);
+    // The schedule of the point-to-point blocks, made for the first one: most
+    // small alltoallvs have none, and an empty schedule only takes the tag.
+    let mut b: Option<Builder> = None;
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let send = VBlocks::new(send.0.elems(), send.1);
@@ -75,7 +77,8 @@ pub(crate) fn alltoallv(
             // Sub-slot j of our slot half (j * sub + sub <= CHUNK) is read by nobody before our flag.
             put(&from, slot.sub(j * sub, sub), bytes);
         } else if bytes > 0 {
-            let inp = util::packed_input(&mut b, from.ptr(), cnt, sendtype);
+            let b = b.get_or_insert_with(|| Builder::new(comm));
+            let inp = util::packed_input(b, from.ptr(), cnt, sendtype);
             b.send(inp, j as i32);
         }
     }
@@ -87,7 +90,8 @@ pub(crate) fn alltoallv(
     let mut outs = Vec::new();
     for j in (0..n).filter(|&j| j != me && recvcounts[j] * rs > sub) {
         let dst = recv.get_mut(j).ptr();
-        let o = util::packed_output(&mut b, dst, recvcounts[j], recvtype);
+        let b = b.get_or_insert_with(|| Builder::new(comm));
+        let o = util::packed_output(b, dst, recvcounts[j], recvtype);
         b.recv(o, j as i32);
         outs.push((o, j));
     }
@@ -110,11 +114,20 @@ pub(crate) fn alltoallv(
         // Rank j published its block for us (recvcounts[j] elements, at most sub bytes) in sub-slot `me` of its slot (Acquire in the wait).
         take(from, recvcounts[j] * rs, &mut recv.get_mut(j));
     }
-    for (o, j) in outs {
-        let dst = recv.get_mut(j).ptr();
-        util::finish_output(&mut b, o, dst, recvcounts[j], recvtype);
+    if let Some(b) = b.as_mut() {
+        for (o, j) in outs {
+            let dst = recv.get_mut(j).ptr();
+            util::finish_output(b, o, dst, recvcounts[j], recvtype);
+        }
     }
     cx.set_done(s);
     drop(sess);
-    crate::coll::run(b, call)
+    match b {
+        Some(b) => crate::coll::run(b, call),
+        None => {
+            // No point-to-point block here: the tag the empty schedule's run takes.
+            comm.next_blocking_coll_tag();
+            Ok(())
+        }
+    }
 }
