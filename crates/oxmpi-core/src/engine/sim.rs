@@ -626,6 +626,39 @@ fn pulled_answers_never_wait_for_their_receive() {
 }
 
 #[test]
+fn cancelling_a_pulled_send_races_its_receive() {
+    // Rank 0's second message answers rank 1's, so it is pulled; its cancel may
+    // take it out of the outbox (a queue of one packet, still holding rank 0's
+    // first message: the refund of its credit is checked), find it unexpected
+    // (pulled already) or lose.
+    if !cma::probe_cma() {
+        return;
+    }
+    let p = Params {
+        cma: true,
+        pull_min: 16,
+        cap: 1,
+        ..P
+    };
+    let scripts = vec![
+        vec![
+            send(1, 2, 8),
+            recv(1, 0),
+            Op::Wait(1),
+            send(1, 1, 40),
+            Op::Cancel(3),
+        ],
+        vec![send(0, 0, 8), recv(0, 1), recv(0, 2)],
+    ];
+    let (outs, runs) = explore(p, &scripts);
+    let want = BTreeSet::from([
+        outcome(&["r0.1<-r1.0", "r0.3 cancelled", "r1.1 left", "r1.2<-r0.0"]),
+        outcome(&["r0.1<-r1.0", "r1.1<-r0.3", "r1.2<-r0.0"]),
+    ]);
+    assert_eq!(outs, want, "{runs} runs");
+}
+
+#[test]
 fn a_full_queue_backs_up_into_the_outbox_in_order() {
     // Room for one packet at a time: fragments and later messages wait in the
     // outbox and leave by progress steps, still in order.
