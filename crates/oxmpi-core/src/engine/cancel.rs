@@ -77,8 +77,16 @@ impl State {
                     });
                 if let Some(pos) = pos {
                     let item = self.peers[peer as usize].outbox.remove(pos).unwrap();
-                    if let OutItem::Eager { hdr, .. } = item {
-                        self.peers[peer as usize].credit += credit_cost(hdr.len as usize) as i64;
+                    match item {
+                        OutItem::Eager { hdr, .. } => {
+                            self.peers[peer as usize].credit +=
+                                credit_cost(hdr.len as usize) as i64;
+                        }
+                        // A pulled `Rts` paid eager credit.
+                        OutItem::Ctrl(h) if h.flags & FLAG_PULL != 0 => {
+                            self.peers[peer as usize].credit += credit_cost(h.len as usize) as i64;
+                        }
+                        _ => {}
                     }
                     if let Some(e) = self.reqs.get_mut(r) {
                         e.status.cancelled = true;
