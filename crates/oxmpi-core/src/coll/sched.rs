@@ -433,7 +433,21 @@ impl Schedule {
     /// Removes finished operations; the first error among them fails the schedule.
     fn reap(in_flight: &mut Vec<Request>, st: &mut State) -> Result<()> {
         let mut failed = None;
-        in_flight.retain(|&r| match st.req(r) {
+        in_flight.retain(|&r| {
+            // The common case, finished without an error: its slot freed in
+            // place (no copy of the entry out, as `remove_request` makes).
+            st.take_done_ok(r).is_none() && Self::keep_or_take(r, st, &mut failed)
+        });
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `r`, which did not finish cleanly, is still in flight; if it
+    /// finished with an error, removes it and records the first such error.
+    fn keep_or_take(r: Request, st: &mut State, failed: &mut Option<MpiError>) -> bool {
+        match st.req(r) {
             Some(e) if e.done => {
                 if let Some(err) = &e.error {
                     failed.get_or_insert_with(|| MpiError::clone(err));
@@ -443,10 +457,6 @@ impl Schedule {
             }
             Some(_) => true,
             None => false,
-        });
-        match failed {
-            Some(err) => Err(err),
-            None => Ok(()),
         }
     }
 
