@@ -1,13 +1,21 @@
 //! The shared-memory ring's protocol (see `oxmpi-core/src/transport/shm/mod.rs`, "Ring
 //! protocol"), over loom's atomics. Positions count slots and only grow; position
-//! `p` is slot `p % slots`. A packet takes `len` consecutive slots (here each slot
-//! carries one `u64` of payload beside its state word) and never wraps: where it
-//! does not fit before the end of the lap, a skip marker fills the rest and the
-//! packet starts at slot 0, published before the marker.
+//! `p` is slot `p % slots`. A packet takes `len` consecutive slots and never wraps:
+//! where it does not fit before the end of the lap, a skip marker fills the rest and
+//! the packet starts at slot 0, published before the marker.
+//!
+//! Here a packet carries one `u64` per slot: the first in the payload cell beside its
+//! first slot's state word, the others *in the state words* of its later slots, as
+//! the real ring's payload runs over the later slots' first bytes. The consumer
+//! clears only a packet's first state word, so a later slot's word keeps old payload
+//! that may look like a published packet; the producer keeps a private bitmap of the
+//! slots whose word holds payload and, before publishing a packet, clears the slot
+//! after it (the one the consumer reads next) when its bit is set, so a push needs
+//! room for that slot too.
 
 use crate::doorbell::Doorbell;
 use loom::cell::UnsafeCell;
-use loom::sync::atomic::{AtomicU64, Ordering};
+use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// State word: a packet (or the skip marker) is published.
 pub const PUBLISHED: u64 = 1 << 63;
@@ -24,6 +32,9 @@ pub struct Ring {
     head: AtomicU64,
     /// The producer's private copy of `head` (`cached_head` in shm/mod.rs).
     cached_head: AtomicU64,
+    /// The producer's private bitmap (`ShmSegment::dirty`): slots whose state word
+    /// holds payload (only the producer touches it, so Relaxed throughout).
+    dirty: Vec<AtomicBool>,
     /// Rung by the producer after each push (the receiver's doorbell).
     pub bell: Doorbell,
 }
@@ -43,6 +54,7 @@ impl Ring {
             tail: AtomicU64::new(0),
             head: AtomicU64::new(0),
             cached_head: AtomicU64::new(0),
+            dirty: (0..slots).map(|_| AtomicBool::new(false)).collect(),
             bell: Doorbell::new(),
         }
     }
@@ -64,7 +76,8 @@ impl Ring {
         } else {
             0
         };
-        let need = skip + want;
+        // The skip, the packet and the slot after it (which we may clear).
+        let need = skip + want + 1;
         if tail
             .wrapping_sub(self.cached_head.load(Ordering::Relaxed))
             .saturating_add(need)
@@ -78,18 +91,34 @@ impl Ring {
             }
         }
         let start = if skip > 0 { 0 } else { index } as usize;
-        for (k, &v) in data.iter().enumerate() {
-            // Slots [start, start + want) lie between our tail and the consumer's head one lap on.
-            // SAFETY: (checked above; loom's cell checks it too) nobody reads these slots until we publish.
-            self.payload[start + k].with_mut(|p| unsafe { *p = v });
+        // Slots [start, start + want] lie between our tail and the consumer's head one lap on.
+        // SAFETY: (checked above; loom's cell checks it too) nobody reads this slot until we publish.
+        self.payload[start].with_mut(|p| unsafe { *p = data[0] });
+        for (k, &v) in data.iter().enumerate().skip(1) {
+            // Payload over a later slot's state word (read only after our Release below).
+            self.state[start + k].store(v, Ordering::Relaxed);
+        }
+        // The slot after the packet, which the consumer reads next: cleared if it holds
+        // old payload (the Release below orders this before the consumer's look).
+        let next = tail.wrapping_add(skip + want);
+        let at = (next % slots) as usize;
+        if self.dirty[at].load(Ordering::Relaxed) {
+            self.dirty[at].store(false, Ordering::Relaxed);
+            self.state[at].store(0, Ordering::Relaxed);
+        }
+        self.dirty[start].store(false, Ordering::Relaxed);
+        for k in 1..data.len() {
+            self.dirty[start + k].store(true, Ordering::Relaxed);
+        }
+        if skip > 0 {
+            self.dirty[index as usize].store(false, Ordering::Relaxed);
         }
         // Release: the payload is visible to whoever Acquires this state word.
         self.state[start].store(PUBLISHED | want, Ordering::Release);
         if skip > 0 {
             self.state[index as usize].store(PUBLISHED | SKIP, Ordering::Release);
         }
-        self.tail
-            .store(tail.wrapping_add(skip + want), Ordering::Relaxed);
+        self.tail.store(next, Ordering::Relaxed);
         self.bell.ring();
         true
     }
@@ -116,15 +145,12 @@ impl Ring {
             }
         }
         let len = ((word & !(PUBLISHED | SKIP)) as usize).min(slots as usize - index);
-        let out = (index..index + len)
-            // SAFETY: the packet is published (its state word Acquired) and the producer writes none of its slots until `head` moves past them below.
-            .map(|i| self.payload[i].with(|p| unsafe { *p }))
-            .collect();
-        // SlotRelease: every slot of the packet reads "empty" again, then Release
-        // `head`, which the producer Acquires before reusing the slots.
-        for i in index..index + len {
-            self.state[i].store(0, Ordering::Relaxed);
-        }
+        // SAFETY: the packet is published (its state word Acquired) and the producer writes none of its slots until `head` moves past them below.
+        let mut out = vec![self.payload[index].with(|p| unsafe { *p })];
+        out.extend((index + 1..index + len).map(|i| self.state[i].load(Ordering::Relaxed)));
+        // SlotRelease: the packet's first slot reads "empty" again (only the first),
+        // then Release `head`, which the producer Acquires before reusing the slots.
+        self.state[index].store(0, Ordering::Relaxed);
         self.head
             .store(pos.wrapping_add(len as u64), Ordering::Release);
         Some(out)

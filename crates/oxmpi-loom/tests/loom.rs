@@ -90,12 +90,49 @@ fn doorbell_wakes_two_sleepers() {
     });
 }
 
+/// Pushes `packets` from a producer thread and checks the consumer gets each whole
+/// and in order.
+fn stream(slots: usize, packets: &'static [&'static [u64]]) {
+    model(move || {
+        let ring = Arc::new(Ring::new(slots));
+        let r = ring.clone();
+        let producer = thread::spawn(move || {
+            for p in packets {
+                while !r.try_push(p) {
+                    thread::yield_now();
+                }
+            }
+        });
+        for p in packets {
+            let got = loop {
+                match ring.try_pop() {
+                    Some(v) => break v,
+                    None => thread::yield_now(),
+                }
+            };
+            assert_eq!(&got[..], *p);
+        }
+        producer.join().unwrap();
+    });
+}
+
+/// A later slot's state word keeps payload that reads as a published one-slot packet
+/// (slot 1, from the first packet); the consumer reads it as a state word after the
+/// fourth packet (slot 0), so the producer must have cleared it.
+#[test]
+fn old_payload_in_a_state_word_is_never_taken_for_a_packet() {
+    use oxmpi_loom::ring::PUBLISHED;
+    const P: &[&[u64]] = &[&[10, PUBLISHED | 1], &[20], &[30], &[40], &[50]];
+    stream(4, P);
+}
+
 #[test]
 fn ring_delivers_packets_whole_and_in_order_across_the_wrap() {
     model(|| {
-        // 3 slots: the 2-slot packet after the first 2-slot one must skip to slot 0.
-        let ring = Arc::new(Ring::new(3));
-        let packets: [&[u64]; 3] = [&[1, 2], &[3, 4], &[5]];
+        // 4 slots: the 2-slot packet at slot 3 must skip to slot 0 (a push needs room
+        // for the slot after it too).
+        let ring = Arc::new(Ring::new(4));
+        let packets: [&[u64]; 4] = [&[1, 2], &[3], &[4, 5], &[6]];
         let r = ring.clone();
         let producer = thread::spawn(move || {
             for p in packets {
