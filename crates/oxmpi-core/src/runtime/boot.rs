@@ -392,7 +392,7 @@ pub(super) fn boot(
         local_of,
         oversubscribed,
         idle_tests: std::sync::atomic::AtomicU32::new(0),
-        yield_gate: super::wait::YieldGate::new(!oversubscribed),
+        yield_gate: Default::default(),
         has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp)),
         bell,

@@ -27,13 +27,6 @@ const SLOW_YIELD: Duration = Duration::from_micros(500);
 /// cores run their whole barrier loop in the sleeping mode after a slow yield
 /// at start-up (18 µs a barrier instead of 8-9).
 const YIELD_BACKOFF: Duration = Duration::from_millis(10);
-/// Longest closing of the gate: a slow yield soon after the gate reopened
-/// (within the last closing's length) doubles the next closing up to this.
-/// Under a steady load of other programs (many compilers on 2 cores), each
-/// reopening cost one yield that lost a whole slice (1-3 ms) every 10 ms, and
-/// the waits between spun before sleeping: osu_latency 8 B on 2 ranks 72-110
-/// µs against 4-7.5 sleeping at once.
-const MAX_YIELD_BACKOFF: Duration = Duration::from_millis(320);
 /// Oversubscribed, a shared-memory wait's yield phase makes a progress step
 /// every this many turns (see [`Engine::wait_flag_on`]).
 const POLL_EVERY_YIELDS: u32 = 4;
@@ -59,63 +52,24 @@ fn now_ns() -> u64 {
 /// closes the gate: the waits of the next [`YIELD_BACKOFF`] sleep at once.
 #[derive(Debug, Default)]
 pub(crate) struct YieldGate {
-    /// [`now_ns`] before which waits do not yield (0: never closed, or
-    /// reopened; then a look at the gate reads no clock).
+    /// [`now_ns`] before which waits do not yield.
     closed_until: AtomicU64,
-    /// Length of the last closing, ns (0: none yet, i.e. [`YIELD_BACKOFF`]).
-    backoff: AtomicU64,
-    /// Whether repeated closings grow (see [`YieldGate::record`]). Not on an
-    /// oversubscribed host: there the yields mostly go to our own ranks and
-    /// are what makes a collective fast (8 ranks on 2 cores under load 19,
-    /// barrier 14-38 µs with fixed closings, 27-93 with growing ones).
-    grow: bool,
 }
 
 impl YieldGate {
-    /// A gate whose repeated closings grow, or not (`grow`).
-    pub(crate) fn new(grow: bool) -> Self {
-        YieldGate {
-            grow,
-            ..Default::default()
-        }
-    }
-
     /// Whether a wait may yield at `now` (ns).
     pub(crate) fn open(&self, now: u64) -> bool {
         now >= self.closed_until.load(Ordering::Relaxed)
     }
 
-    /// Whether the gate is closed now; reads the clock only when it was
-    /// closed at some point (a quiet host never pays for the look).
-    pub(crate) fn closed_now(&self) -> bool {
-        let until = self.closed_until.load(Ordering::Relaxed);
-        until != 0 && now_ns() < until
-    }
-
     /// Records a yield from `start` to `end` (ns): whether it came back in
-    /// time; if not, the gate closes for [`YIELD_BACKOFF`], or (a growing
-    /// gate) for twice the last closing (at most [`MAX_YIELD_BACKOFF`]) when this yield started
-    /// within one closing's length after the gate reopened: other programs
-    /// still hold the cores, and each probe of the gate loses them a slice.
+    /// time; if not, the gate closes for [`YIELD_BACKOFF`].
     pub(crate) fn record(&self, start: u64, end: u64) -> bool {
         if end.saturating_sub(start) <= SLOW_YIELD.as_nanos() as u64 {
             return true;
         }
-        let base = YIELD_BACKOFF.as_nanos() as u64;
-        let until = self.closed_until.load(Ordering::Relaxed);
-        let last = self.backoff.load(Ordering::Relaxed).max(base);
-        // A yield started while the gate was closed (another thread's) says
-        // nothing new: it extends the closing by the base length only.
-        let len = if self.grow && until != 0 && start >= until && start < until + last {
-            (last * 2).min(MAX_YIELD_BACKOFF.as_nanos() as u64)
-        } else if start >= until {
-            base
-        } else {
-            self.closed_until.fetch_max(end + base, Ordering::Relaxed);
-            return false;
-        };
-        self.backoff.store(len, Ordering::Relaxed);
-        self.closed_until.fetch_max(end + len, Ordering::Relaxed);
+        self.closed_until
+            .fetch_max(end + YIELD_BACKOFF.as_nanos() as u64, Ordering::Relaxed);
         false
     }
 }
@@ -152,7 +106,6 @@ impl Engine {
     /// of 6-7, the bimodal figures of the oversubscribed runs).
     pub(crate) fn reopen_yield_gate(&self) {
         self.yield_gate.closed_until.store(0, Ordering::Relaxed);
-        self.yield_gate.backoff.store(0, Ordering::Relaxed);
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
@@ -275,14 +228,6 @@ impl Engine {
                 continue;
             }
             idle = idle.saturating_add(1);
-            // Other programs hold the cores (the gate is closed): sleep at
-            // once. A spin keeps the core from the peer we wait for, and the
-            // first yield point came only after 64 spins (~50 µs): osu_latency
-            // 8 B on 2 ranks under load 16-18 from other builds took 72-110
-            // µs a round trip that way, 4-7.5 sleeping at once.
-            if idle == 1 && self.yield_gate.closed_now() {
-                idle = self.spin + self.yields;
-            }
             // `>=`: the lock-free spin below advances `idle` by several at a time.
             if idle >= TIMED_AFTER && blocked.is_none() {
                 blocked = Some(crate::tools::BlockedTimer::start());
@@ -453,10 +398,6 @@ impl Engine {
                 return;
             }
             idle = idle.saturating_add(1);
-            // Other programs hold the cores: sleep at once (see `wait_inner`).
-            if idle == 1 && self.yield_gate.closed_now() {
-                idle = spin + yields;
-            }
             if idle < spin {
                 // No sched_yield here unless oversubscribed (where the spin is
                 // too short to reach it anyway): on a host loaded with other
@@ -638,59 +579,6 @@ mod tests {
         assert!(!g.record(start, end));
         assert!(!g.open(end + back));
         assert!(g.open(end2 + back));
-    }
-
-    #[test]
-    fn slow_yields_soon_after_reopening_lengthen_the_closing() {
-        let g = YieldGate::new(true);
-        assert!(!g.closed_now());
-        let (slow, base, max) = (
-            SLOW_YIELD.as_nanos() as u64,
-            YIELD_BACKOFF.as_nanos() as u64,
-            MAX_YIELD_BACKOFF.as_nanos() as u64,
-        );
-        // First closing: the base length.
-        let mut t = 1_000 * US;
-        assert!(!g.record(t, t + slow + 1));
-        let mut until = t + slow + 1 + base;
-        assert!(!g.open(until - 1) && g.open(until));
-        // Each slow yield right after the gate reopened doubles it, up to the
-        // most.
-        let mut len = base;
-        for _ in 0..8 {
-            t = until;
-            assert!(!g.record(t, t + slow + 1));
-            len = (len * 2).min(max);
-            until = t + slow + 1 + len;
-            assert!(!g.open(until - 1), "closed for {len} ns");
-            assert!(g.open(until));
-        }
-        assert_eq!(len, max);
-        // A slow yield long after the last reopening (the load went away for
-        // a while) starts again from the base length.
-        t = until + max;
-        assert!(!g.record(t, t + slow + 1));
-        assert!(g.open(t + slow + 1 + base));
-        // Quick yields never close it.
-        let t2 = t + slow + 1 + base;
-        assert!(g.record(t2, t2 + US));
-        assert!(g.open(t2 + US));
-    }
-
-    #[test]
-    fn a_fixed_gate_closes_for_the_base_length_every_time() {
-        let g = YieldGate::new(false);
-        let (slow, base) = (
-            SLOW_YIELD.as_nanos() as u64,
-            YIELD_BACKOFF.as_nanos() as u64,
-        );
-        let mut t = 1_000 * US;
-        for _ in 0..4 {
-            assert!(!g.record(t, t + slow + 1));
-            let until = t + slow + 1 + base;
-            assert!(!g.open(until - 1) && g.open(until));
-            t = until;
-        }
     }
 
     #[test]
