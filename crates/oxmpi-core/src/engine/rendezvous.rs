@@ -46,40 +46,33 @@ pub(super) fn shared_copy_chunk(n: usize) -> usize {
     (n / 2).clamp(min, shared_copy_chunk_max().max(min)) & !4095
 }
 
+/// `var` as a byte count of at least `floor`, else `default`.
+fn env_bytes(var: &str, floor: usize, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&v| v >= floor)
+        .unwrap_or(default)
+}
+
 /// Smallest chunk of a shared copy (16 KiB, so a 32 KiB message is copied by both
-/// sides; `OXMPI_SHARED_COPY_CHUNK_MIN`).
+/// sides; `OXMPI_SHARED_COPY_CHUNK_MIN`, at least 4096).
 fn shared_copy_chunk_min() -> usize {
     static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN.get_or_init(|| {
-        std::env::var("OXMPI_SHARED_COPY_CHUNK_MIN")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|&v| v >= 4096)
-            .unwrap_or(16 << 10)
-    })
+    *MIN.get_or_init(|| env_bytes("OXMPI_SHARED_COPY_CHUNK_MIN", 4096, 16 << 10))
 }
 
 /// [`SHARED_COPY_MIN`], or `OXMPI_SHARED_COPY_MIN` (bytes).
 fn shared_copy_min() -> usize {
     static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MIN.get_or_init(|| {
-        std::env::var("OXMPI_SHARED_COPY_MIN")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(SHARED_COPY_MIN)
-    })
+    *MIN.get_or_init(|| env_bytes("OXMPI_SHARED_COPY_MIN", 0, SHARED_COPY_MIN))
 }
 
-/// Largest chunk of a shared copy (default 512 KiB, `OXMPI_SHARED_COPY_CHUNK`).
+/// Largest chunk of a shared copy (default 512 KiB, `OXMPI_SHARED_COPY_CHUNK`, at
+/// least 4096).
 fn shared_copy_chunk_max() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *MAX.get_or_init(|| {
-        std::env::var("OXMPI_SHARED_COPY_CHUNK")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .filter(|&v| v >= 4096)
-            .unwrap_or(512 << 10)
-    })
+    *MAX.get_or_init(|| env_bytes("OXMPI_SHARED_COPY_CHUNK", 4096, 512 << 10))
 }
 
 impl State {
