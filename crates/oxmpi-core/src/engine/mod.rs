@@ -475,10 +475,18 @@ pub(crate) struct EngineConfig {
 /// vs 30.2; `osu_latency` 128 KiB 10.9 vs 3.8 us), nor does a loaded host (medium20:
 /// median windows 2-10x slower streamed), so streaming is opt-in.
 fn shm_stream_max() -> usize {
-    std::env::var("OXMPI_SHM_STREAM_MAX")
+    env_bytes("OXMPI_SHM_STREAM_MAX", 0, 0)
+}
+
+/// `var` as a byte count of at least `floor`, else `default`: the one parse of
+/// the engine's size thresholds (`OXMPI_SHM_STREAM_MAX`, `OXMPI_PULL_MIN`, the
+/// shared copy's bounds in rendezvous.rs).
+pub(super) fn env_bytes(var: &str, floor: usize, default: usize) -> usize {
+    std::env::var(var)
         .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&v| v >= floor)
+        .unwrap_or(default)
 }
 
 /// Messages above this size, up to the eager limit, that answer a message from
@@ -520,10 +528,7 @@ impl State {
                 && std::env::var("OXMPI_SHARED_COPY").map_or(true, |v| v != "0"),
             shm_stream_max: shm_stream_max(),
             pull_min: if all_local {
-                std::env::var("OXMPI_PULL_MIN")
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .unwrap_or(SHM_PULL_MIN)
+                env_bytes("OXMPI_PULL_MIN", 0, SHM_PULL_MIN)
             } else {
                 usize::MAX
             },

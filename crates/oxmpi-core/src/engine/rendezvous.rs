@@ -46,15 +46,6 @@ pub(super) fn shared_copy_chunk(n: usize) -> usize {
     (n / 2).clamp(min, shared_copy_chunk_max().max(min)) & !4095
 }
 
-/// `var` as a byte count of at least `floor`, else `default`.
-fn env_bytes(var: &str, floor: usize, default: usize) -> usize {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v >= floor)
-        .unwrap_or(default)
-}
-
 /// Smallest chunk of a shared copy (16 KiB, so a 32 KiB message is copied by both
 /// sides; `OXMPI_SHARED_COPY_CHUNK_MIN`, at least 4096).
 fn shared_copy_chunk_min() -> usize {
