@@ -135,10 +135,10 @@ pub(crate) static W_TABLE: Table = Table {
 pub const SHM_MAX: usize = 4 * 1024;
 /// [`SHM_MAX`] where the area's ranks outnumber the host's cores
 /// (`OXMPI_ALLTOALL_SHM_MAX_CROWDED`): one synchronization a step beats a
-/// message per pair up to 32 KiB blocks on 4 and 8 ranks on 2 cores (collC28:
-/// 8 KiB 19 -> 7 us at 4 ranks, 56 -> 18 at 8; 32 KiB 56 -> 30, 225 -> 130);
-/// from 128 KiB the pieces' steps cost more than linear's messages.
-pub const SHM_MAX_CROWDED: usize = 32 * 1024;
+/// message per pair up to 16 KiB blocks on 4 and 8 ranks on 2 cores (collC28:
+/// 8 KiB 20 -> 7.5 us at 4 ranks, 56 -> 19 at 8; 16 KiB 17 -> 12, 66 -> 45);
+/// from 32 KiB linear's single copies win (4 ranks 24.5 against 20.5 us).
+pub const SHM_MAX_CROWDED: usize = 16 * 1024;
 
 /// The shared-memory path's largest block (bytes) on a crowded host or not.
 fn shm_max(crowded: bool) -> usize {
