@@ -696,3 +696,27 @@ pub(crate) fn ialltoallw(
 ) -> Result<Request> {
     super::start(schedule_w_args("MPI_Ialltoallw", send, recv, comm)?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crowded table names algorithms of the table that run, and picks Bruck
+    /// exactly where the other does: ranks whose views of crowding differ must
+    /// still run Bruck together or not at all (linear and pairwise mix).
+    #[test]
+    fn crowded_default_runs_and_agrees_on_bruck() {
+        for ranks in 1..=17 {
+            for bytes in [1, 8, 255, 256, 257, 4096, 32 * 1024 - 1, 32 * 1024, 1 << 22] {
+                let s = Shape::new(ranks, bytes);
+                let (plain, crowded) = ((TABLE.default)(&s), (TABLE_CROWDED.default)(&s));
+                let a = TABLE_CROWDED
+                    .get(crowded)
+                    .unwrap_or_else(|| panic!("{crowded} is not an alltoall algorithm"));
+                assert!((a.runs)(&s), "{crowded} does not run on {s:?}");
+                assert_eq!(plain == "bruck", crowded == "bruck", "{s:?}");
+            }
+        }
+        TABLE_CROWDED.validate().unwrap();
+    }
+}
