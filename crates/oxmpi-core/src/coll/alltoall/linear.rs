@@ -6,7 +6,6 @@ use crate::error::Result;
 
 /// `send[i]` / `recv[i]`: the packed blocks for / from rank i.
 pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice]) -> Result<()> {
-    super::self_copy(b, rank, send, recv)?;
     for i in 1..n {
         let from = (rank - i + n) % n;
         // Empty blocks are not exchanged (empty on both sides of a pair, as
@@ -21,5 +20,6 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice])
             b.send(send[to as usize], to);
         }
     }
-    Ok(())
+    // Our own block while the exchanges are in flight.
+    super::self_copy(b, rank, send, recv)
 }

@@ -4,10 +4,12 @@
 //! Selection for alltoall (MPICH's defaults, on bytes per block): Bruck for
 //! blocks ≤ 256 B on 8 or more ranks; linear (every send and receive started at
 //! once) for blocks < 32 KiB on 8 or more ranks; pairwise exchange otherwise.
-//! Alltoallv/w: linear by default, pairwise on request. `shm` (blocking
-//! alltoall on communicators within one host, see `coll/shm`) is chosen where
-//! the n blocks of a rank fit a slot half together, up to [`SHM_MAX`] bytes a
-//! block: one synchronization instead of a message per pair.
+//! On a host with more ranks than cores ([`TABLE_CROWDED`]) linear instead of
+//! pairwise. Alltoallv/w: linear by default, pairwise on request. `shm`
+//! (blocking alltoall on communicators within one host, see `coll/shm`) is
+//! chosen up to [`SHM_MAX`] bytes a block ([`SHM_MAX_CROWDED`] on a crowded
+//! host), in pieces of a sub-slot where the n blocks do not fit a slot half:
+//! one synchronization a step instead of a message per pair.
 //!
 //! MPI_IN_PLACE (`sendbuf == None`): `recvbuf` holds the data to send, described
 //! by the receive arguments; it is first copied to a temporary.
@@ -52,7 +54,8 @@ pub(crate) static TABLE: Table = Table {
         },
         Algorithm {
             name: "shm",
-            applies: "blocking alltoall within one host, n blocks within 64 KiB",
+            applies:
+                "blocking alltoall within one host (blocks beyond a slot half together in pieces)",
             runs: never,
             instead: None,
         },
@@ -64,6 +67,25 @@ pub(crate) static TABLE: Table = Table {
             "linear"
         } else {
             "pairwise"
+        }
+    },
+};
+
+/// [`TABLE`] on a host with more ranks than cores (the engine's view): linear
+/// wherever the default is not Bruck (the same Bruck rule, so every rank runs
+/// Bruck or none; linear and pairwise exchange the same messages and mix).
+/// Pairwise's n - 1 exchanges each wait for both partners to hold a core at
+/// once; linear posts everything, and each transfer runs when either side
+/// does (collC28 in bench/PROFILE.md: 4 ranks on 2 cores, 128 KiB-4 MiB
+/// 10-20 % faster, 8 ranks 20-25 %).
+pub(crate) static TABLE_CROWDED: Table = Table {
+    op: "alltoall",
+    algorithms: TABLE.algorithms,
+    default: |s| {
+        if s.bytes <= BRUCK_MAX_BLOCK && s.ranks >= MIN_PROCS {
+            "bruck"
+        } else {
+            "linear"
         }
     },
 };
@@ -108,14 +130,43 @@ pub(crate) static W_TABLE: Table = Table {
 };
 
 /// Blocking alltoalls up to this many bytes per block take the shared-memory
-/// path where it exists and the blocks fit (`coll::shm::alltoall_fits`).
+/// path where it exists (`OXMPI_ALLTOALL_SHM_MAX` overrides it): at 2 ranks,
+/// each on its core, pairwise's one exchange wins from 8 KiB (collC28).
 pub const SHM_MAX: usize = 4 * 1024;
+/// [`SHM_MAX`] where the area's ranks outnumber the host's cores
+/// (`OXMPI_ALLTOALL_SHM_MAX_CROWDED`): one synchronization a step beats a
+/// message per pair up to 16 KiB blocks on 4 and 8 ranks on 2 cores (collC28:
+/// 8 KiB 20 -> 7.5 us at 4 ranks, 56 -> 19 at 8; 16 KiB 17 -> 12, 66 -> 45);
+/// from 32 KiB linear's single copies win (4 ranks 24.5 against 20.5 us).
+pub const SHM_MAX_CROWDED: usize = 16 * 1024;
+
+/// The shared-memory path's largest block (bytes) on a crowded host or not.
+fn shm_max(crowded: bool) -> usize {
+    use std::sync::OnceLock;
+    static MAX: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
+    let (var, default) = if crowded {
+        ("OXMPI_ALLTOALL_SHM_MAX_CROWDED", SHM_MAX_CROWDED)
+    } else {
+        ("OXMPI_ALLTOALL_SHM_MAX", SHM_MAX)
+    };
+    *MAX[crowded as usize].get_or_init(|| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    })
+}
 pub const BRUCK_MAX_BLOCK: usize = 256;
 pub const MEDIUM_MAX_BLOCK: usize = 32 * 1024;
 pub const MIN_PROCS: i32 = 8;
 
 fn select(n: i32, blk: usize) -> Result<&'static str> {
-    super::select::choose("alltoall", &TABLE, &Shape::new(n, blk))
+    let table = if crate::runtime::engine()?.oversubscribed {
+        &TABLE_CROWDED
+    } else {
+        &TABLE
+    };
+    super::select::choose("alltoall", table, &Shape::new(n, blk))
 }
 
 /// Copies this rank's block to itself, checking that the sizes agree.
@@ -223,13 +274,18 @@ pub(crate) fn alltoall(
         comm.next_blocking_coll_tag();
         return Ok(());
     }
-    if blk > 0 && super::shm::alltoall_fits(n, blk) {
+    if blk > 0 {
         let forced = super::select::forced_op(super::select::Op::ALLTOALL)?;
-        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= SHM_MAX))? {
-            // The blocks fit (checked above).
-            super::shm::alltoall(sess, send.as_ref(), sendcount, &mut recv, recvcount, blk);
-            super::select::ran_shm(super::select::Op::ALLTOALL);
-            return Ok(());
+        let (lo, hi) = (shm_max(false), shm_max(true));
+        let want = super::shm::want(forced, blk <= lo.max(hi));
+        if let Some(sess) = super::shm::acquire(comm, want)? {
+            // The area's view of crowding is rank 0's, the same on every rank.
+            let max = if sess.oversubscribed() { hi } else { lo };
+            if forced.is_some() || blk <= max {
+                super::shm::alltoall(sess, send.as_ref(), sendcount, &mut recv, recvcount, blk);
+                super::select::ran_shm(super::select::Op::ALLTOALL);
+                return Ok(());
+            }
         }
     }
     // The descriptors are valid for this blocking call and hold the `n` blocks the schedule reaches (checked above).
@@ -639,4 +695,28 @@ pub(crate) fn ialltoallw(
     comm: &Comm,
 ) -> Result<Request> {
     super::start(schedule_w_args("MPI_Ialltoallw", send, recv, comm)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crowded table names algorithms of the table that run, and picks Bruck
+    /// exactly where the other does: ranks whose views of crowding differ must
+    /// still run Bruck together or not at all (linear and pairwise mix).
+    #[test]
+    fn crowded_default_runs_and_agrees_on_bruck() {
+        for ranks in 1..=17 {
+            for bytes in [1, 8, 255, 256, 257, 4096, 32 * 1024 - 1, 32 * 1024, 1 << 22] {
+                let s = Shape::new(ranks, bytes);
+                let (plain, crowded) = ((TABLE.default)(&s), (TABLE_CROWDED.default)(&s));
+                let a = TABLE_CROWDED
+                    .get(crowded)
+                    .unwrap_or_else(|| panic!("{crowded} is not an alltoall algorithm"));
+                assert!((a.runs)(&s), "{crowded} does not run on {s:?}");
+                assert_eq!(plain == "bruck", crowded == "bruck", "{s:?}");
+            }
+        }
+        TABLE_CROWDED.validate().unwrap();
+    }
 }

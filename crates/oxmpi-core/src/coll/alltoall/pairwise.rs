@@ -7,8 +7,10 @@ use crate::error::Result;
 
 /// `send[i]` / `recv[i]`: the packed blocks for / from rank i.
 pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice]) -> Result<()> {
-    super::self_copy(b, rank, send, recv)?;
     let pof2 = n & (n - 1) == 0;
+    if n == 1 {
+        super::self_copy(b, rank, send, recv)?;
+    }
     for i in 1..n {
         let (to, from) = if pof2 {
             (rank ^ i, rank ^ i)
@@ -25,6 +27,11 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, send: &[Slice], recv: &[Slice])
         }
         if r.len > 0 {
             b.recv(r, from);
+        }
+        if i == 1 {
+            // Our own block while the first exchange is in flight (the
+            // exchange no longer waits behind its copy).
+            super::self_copy(b, rank, send, recv)?;
         }
         if s.len > 0 || r.len > 0 {
             b.fence();

@@ -1,5 +1,6 @@
 //! Alltoallv: every rank's slot half is cut into n sub-slots of
-//! [`sub_slot`]`(n)` bytes; a block from rank i to rank j of up to that size goes
+//! [`sub_slot`]`(n)` bytes; a block from rank i to rank j of up to that size
+//! (and [`slot_max`] where every rank has its core) goes
 //! through sub-slot j of rank i's slot, a larger one point-to-point, in one
 //! schedule every rank runs after the step (empty on most ranks, but run
 //! everywhere so that the blocking collectives' tags stay in step). Both ends
@@ -25,6 +26,21 @@ use std::sync::atomic::Ordering;
 /// Bytes of one sub-slot on `n` ranks (a multiple of 64).
 pub(crate) fn sub_slot(n: usize) -> usize {
     (CHUNK / n.max(1)) & !63
+}
+
+/// Largest block through the area where every rank has its core
+/// (`OXMPI_ALLTOALLV_SHM_MAX`, bytes): 4 KiB, as alltoall's; beyond, one
+/// single-copy message beats two copies through the area (collC28: 2 ranks,
+/// 32 KiB 6.2 us through the area, 4.2 point-to-point). On a crowded host
+/// every block that fits a sub-slot goes through the area.
+fn slot_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXMPI_ALLTOALLV_SHM_MAX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4 * 1024)
+    })
 }
 
 /// As MPI_Alltoallv, arguments checked, not in place: `send` and `recv` are the
@@ -64,7 +80,14 @@ pub(crate) fn alltoallv(
     let mut recv = VBlocksMut::new(recv.0.elems_mut(), recv.1);
     let (sendcounts, recvcounts) = (send.counts(), recv.counts());
     let sub = sub_slot(n);
-    let in_sub = |bytes: usize| bytes > 0 && bytes <= sub;
+    // Blocks through the area up to `lim` bytes (the same on every rank: the
+    // area's view of crowding is rank 0's).
+    let lim = if cx.r.oversubscribed {
+        sub
+    } else {
+        sub.min(slot_max())
+    };
+    let in_sub = |bytes: usize| bytes > 0 && bytes <= lim;
     let s = cx.next();
     if (0..n).any(|j| j != me && in_sub(sendcounts[j] * ss)) {
         cx.wait_free(s);
@@ -88,7 +111,7 @@ pub(crate) fn alltoallv(
     // Our blocks to ourselves hold `own` packed bytes on both sides (checked by the caller).
     own_block(&send.get(me), sendtype, &mut recv.get_mut(me), own);
     let mut outs = Vec::new();
-    for j in (0..n).filter(|&j| j != me && recvcounts[j] * rs > sub) {
+    for j in (0..n).filter(|&j| j != me && recvcounts[j] * rs > lim) {
         let dst = recv.get_mut(j).ptr();
         let b = b.get_or_insert_with(|| Builder::new(comm));
         let o = util::packed_output(b, dst, recvcounts[j], recvtype);

@@ -92,7 +92,7 @@ mod rooted_v;
 
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
-pub(crate) use alltoall::{alltoall, fits as alltoall_fits};
+pub(crate) use alltoall::alltoall;
 pub(crate) use alltoallv::alltoallv;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
@@ -283,6 +283,12 @@ pub(crate) fn acquire_made(comm: &Comm, want: Want) -> Result<Option<Session<'_>
 }
 
 impl Session<'_> {
+    /// Whether the host has more ranks than cores (rank 0's view at set-up,
+    /// the same on every rank: choices made from it agree).
+    pub(crate) fn oversubscribed(&self) -> bool {
+        matches!(&*self.guard, Status::Ready(r) if r.oversubscribed)
+    }
+
     pub(crate) fn ctx(&mut self) -> Ctx<'_> {
         let Status::Ready(r) = &mut *self.guard else {
             unreachable!("a session holds a ready area")
