@@ -238,6 +238,11 @@ struct Peer {
     /// The last [`TcpTransport::try_push_gather`] left packets with the caller (the
     /// socket was full): a sleeper waits for room to write too ([`TcpTransport::poll_set`]).
     gather_blocked: bool,
+    /// A write to the connection found the socket full (EAGAIN) since the last
+    /// [`TcpTransport::poll`]: that poll does not try again (it clears the flag), so a
+    /// rank spinning on a full socket makes one failed write per progress step, not two
+    /// (the engine's gathered write of its outbox, then the poll's of the queue).
+    wfull: bool,
     /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
     /// of which the buffer holds only the head (its payload is in the engine's memory).
     recvq: VecDeque<(Vec<u8>, Option<usize>)>,
