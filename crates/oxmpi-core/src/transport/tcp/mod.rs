@@ -116,7 +116,11 @@ use socket::{
 };
 
 /// Largest packet [`TcpTransport::try_push`] accepts; the engine fragments to this.
-pub const MAX_PACKET: usize = 256 * 1024;
+/// 256 KiB of payload plus room for an engine header: a stream of a power-of-two
+/// message splits into whole 256 KiB packets. (At exactly 256 KiB, every 256 KiB or
+/// larger power-of-two message ended with a runt packet of a few bytes of payload,
+/// costing the receiver one more read and packet each.)
+pub const MAX_PACKET: usize = 256 * 1024 + 64;
 /// Bytes queued (unsent) for one peer beyond which `try_push` reports back-pressure.
 pub const SEND_BOUND: usize = 4 << 20;
 /// Bytes of received packets waiting to be popped beyond which a connection is not read.
