@@ -447,6 +447,11 @@ impl TcpTransport {
             }
         }
         loop {
+            // Each round tries every queued write (no step of a spinning progress loop
+            // follows to try again; see `Peer::wfull`).
+            for &r in &self.active {
+                self.peers[r as usize].wfull = false;
+            }
             self.poll();
             let done = self.active.iter().all(|&r| {
                 let p = &self.peers[r as usize];
