@@ -116,7 +116,11 @@ use socket::{
 };
 
 /// Largest packet [`TcpTransport::try_push`] accepts; the engine fragments to this.
-pub const MAX_PACKET: usize = 256 * 1024;
+/// 256 KiB of payload plus room for an engine header: a stream of a power-of-two
+/// message splits into whole 256 KiB packets. (At exactly 256 KiB, every 256 KiB or
+/// larger power-of-two message ended with a runt packet of a few bytes of payload,
+/// costing the receiver one more read and packet each.)
+pub const MAX_PACKET: usize = 256 * 1024 + 64;
 /// Bytes queued (unsent) for one peer beyond which `try_push` reports back-pressure.
 pub const SEND_BOUND: usize = 4 << 20;
 /// Bytes of received packets waiting to be popped beyond which a connection is not read.
@@ -238,6 +242,11 @@ struct Peer {
     /// The last [`TcpTransport::try_push_gather`] left packets with the caller (the
     /// socket was full): a sleeper waits for room to write too ([`TcpTransport::poll_set`]).
     gather_blocked: bool,
+    /// A write to the connection found the socket full (EAGAIN) since the last
+    /// [`TcpTransport::poll`]: that poll does not try again (it clears the flag), so a
+    /// rank spinning on a full socket makes one failed write per progress step, not two
+    /// (the engine's gathered write of its outbox, then the poll's of the queue).
+    wfull: bool,
     /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
     /// of which the buffer holds only the head (its payload is in the engine's memory).
     recvq: VecDeque<(Vec<u8>, Option<usize>)>,

@@ -111,6 +111,7 @@ impl TcpTransport {
             let mut written = match send_gather(&c.stream, &all[..1 + parts.len()]) {
                 Ok(0) => {
                     p.gather_blocked = true;
+                    p.wfull = true;
                     return 0;
                 }
                 Ok(n) => n,
@@ -148,6 +149,8 @@ impl TcpTransport {
                     }
                 }
                 p.gather_blocked = taken < packets.len();
+                // The socket took less than it was offered: it is full now.
+                p.wfull = p.gather_blocked || p.queued() > 0;
                 self.activate(to);
                 return taken;
             }
@@ -328,9 +331,13 @@ impl TcpTransport {
         let scratch = &mut self.scratch;
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
-            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end {
-                write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
-                    .map_err(|e| e.to_string())?;
+            let wfull = std::mem::take(&mut p.wfull);
+            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end && !wfull {
+                if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
+                    .map_err(|e| e.to_string())?
+                {
+                    p.wfull = true;
+                }
                 if p.sent == p.end {
                     p.sent = 0;
                     p.end = 0;
@@ -440,6 +447,11 @@ impl TcpTransport {
             }
         }
         loop {
+            // Each round tries every queued write (no step of a spinning progress loop
+            // follows to try again; see `Peer::wfull`).
+            for &r in &self.active {
+                self.peers[r as usize].wfull = false;
+            }
             self.poll();
             let done = self.active.iter().all(|&r| {
                 let p = &self.peers[r as usize];

@@ -261,10 +261,10 @@ pub struct FrameDecoder {
     /// (Several: the packets of one large message are often all read before the engine
     /// handles the first, and a fresh buffer is a zeroed allocation.)
     spare: Vec<Vec<u8>>,
-    /// The last frame out was landed ([`Frame::Landed`]): the next one is probably
-    /// another large one, whose first bytes are best read alone (see
-    /// [`FrameDecoder::read_hint`]).
-    after_landed: bool,
+    /// The last frame out was a large one (landed, [`Frame::Landed`], or a packet of
+    /// at least [`RECYCLE_MIN`] bytes): the next one is probably another large one,
+    /// whose first bytes are best read alone (see [`FrameDecoder::read_hint`]).
+    after_large: bool,
     /// The rest of the current payload goes to the embedder's memory.
     sink: Option<Sink>,
     /// The embedder was asked for a sink for the current payload.
@@ -312,7 +312,7 @@ impl FrameDecoder {
                     ));
                 }
                 if len == 0 {
-                    self.after_landed = false;
+                    self.after_large = false;
                     out(Frame::Packet(Vec::new()));
                 } else {
                     self.payload = Some(match self.spare.pop() {
@@ -383,7 +383,7 @@ impl FrameDecoder {
                 self.got += n;
                 data = &data[n..];
                 if self.got == p.len() {
-                    self.after_landed = false;
+                    self.after_large = p.len() >= RECYCLE_MIN;
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -490,10 +490,13 @@ impl FrameDecoder {
     }
 
     /// How many bytes the next read into a staging buffer should ask for: right after
-    /// a landed frame, only the next frame's header and `head` bytes of its payload (so
-    /// that the rest of a large payload can land too, with no staging copy), else `max`.
+    /// a large frame, only the next frame's header and `head` bytes of its payload (so
+    /// that the rest of a large payload is read straight into its buffer, or lands, with
+    /// no staging copy), else `max`. (A stream of 64 KiB eager packets read 64 KiB at a
+    /// time into the staging buffer straddled every frame boundary: each payload was
+    /// copied from the staging buffer into its packet, then again into the receive.)
     pub fn read_hint(&self, head: usize, max: usize) -> usize {
-        if self.after_landed && self.at_boundary() {
+        if self.after_large && self.at_boundary() {
             (FRAME_HEADER_LEN + head).min(max)
         } else {
             max
@@ -507,7 +510,7 @@ impl FrameDecoder {
             if s.got == s.len {
                 let len = s.head + s.len;
                 self.sink = None;
-                self.after_landed = true;
+                self.after_large = true;
                 out(Frame::Landed {
                     buf: self.payload.take().unwrap(),
                     len,
@@ -518,7 +521,7 @@ impl FrameDecoder {
         let Some(p) = &self.payload else { return };
         self.got = (self.got + n).min(p.len());
         if self.got == p.len() {
-            self.after_landed = false;
+            self.after_large = p.len() >= RECYCLE_MIN;
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
