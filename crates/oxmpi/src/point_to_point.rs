@@ -37,7 +37,6 @@ use crate::request::{immediate_bytes, immediate_mut, immediate_ref, Request, Sco
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
 use oxmpi_core::buf::LentBox;
-use oxmpi_core::buf::SendBuf;
 
 /// The point-to-point traits, re-exported by [`crate::traits`].
 pub mod traits {
@@ -142,9 +141,8 @@ where
         SendSpec::Bytes(bytes) => immediate_bytes(buf, bytes, call, scope, |keeper, bytes| {
             pt2pt::isend_bytes(keeper, comm, bytes, dest, tag, mode)
         }),
-        SendSpec::Typed(_) => immediate_ref(buf, call, scope, |w| match send_spec(buf, call)? {
-            SendSpec::Bytes(bytes) => pt2pt::isend(w, comm, SendBuf::bytes(bytes), dest, tag, mode),
-            SendSpec::Typed(t) => pt2pt::isend(w, comm, t.lend(w), dest, tag, mode),
+        SendSpec::Typed(t) => immediate_ref(buf, call, scope, move |w| {
+            pt2pt::isend(w, comm, t.lend(w), dest, tag, mode)
         }),
     }
 }
