@@ -854,6 +854,22 @@ impl<'a> RecvBytes<'a> {
     }
 }
 
+impl<'a> RecvBytes<'a> {
+    /// [`lend`](Self::lend) as the bytes themselves, for core's lean entry
+    /// ([`irecv_bytes`](oxmpi_core::pt2pt::irecv_bytes), which enters its request
+    /// into `w`).
+    pub(crate) fn lend_bytes(
+        self,
+        _w: &impl oxmpi_core::buf::BufScope<'a>,
+    ) -> (&'a mut [u8], RecvTarget) {
+        let t = RecvTarget {
+            check: self.check,
+            whole: false,
+        };
+        (self.bytes, t)
+    }
+}
+
 pub(crate) fn recv_spec<'a, B: BufferMut + ?Sized>(
     buf: &'a mut B,
     _call: &str,

@@ -33,11 +33,10 @@ use crate::datatype::{
 };
 use crate::environment::threading::{SafetyOf, ThreadSafety};
 use crate::error::{Error, ErrorClass, OrFatal, Result};
-use crate::request::{immediate_mut, immediate_ref, Request, Scope};
+use crate::request::{immediate_bytes, immediate_mut, immediate_ref, Request, Scope};
 use crate::topology::{AnyProcess, AsCommunicator, Communicator, Process, Rank};
 use crate::{Count, Tag, ANY_TAG, UNDEFINED};
 use oxmpi_core::buf::LentBox;
-use oxmpi_core::buf::SendBuf;
 
 /// The point-to-point traits, re-exported by [`crate::traits`].
 pub mod traits {
@@ -136,10 +135,16 @@ where
     Sc: Scope<'a>,
 {
     let call = pt2pt::send_call_name(mode, true);
-    immediate_ref(buf, call, scope, |w| match send_spec(buf, call)? {
-        SendSpec::Bytes(bytes) => pt2pt::isend(w, comm, SendBuf::bytes(bytes), dest, tag, mode),
-        SendSpec::Typed(t) => pt2pt::isend(w, comm, t.lend(w), dest, tag, mode),
-    })
+    match send_spec(buf, call)? {
+        // Contiguous bytes borrowed for 'a: core's lean entry hands the request to the
+        // scope itself (PROFILE.md, rrate28).
+        SendSpec::Bytes(bytes) => immediate_bytes(buf, bytes, call, scope, |keeper, bytes| {
+            pt2pt::isend_bytes(keeper, comm, bytes, dest, tag, mode)
+        }),
+        SendSpec::Typed(t) => immediate_ref(buf, call, scope, move |w| {
+            pt2pt::isend(w, comm, t.lend(w), dest, tag, mode)
+        }),
+    }
 }
 
 /// Receives into a target; checks the received elements (also after an error, as the
@@ -481,8 +486,9 @@ pub trait Source: AsCommunicator {
         immediate_mut(buf, "MPI_Irecv", scope, |w, buf| {
             match recv_spec(buf, "MPI_Irecv")? {
                 RecvSpec::Bytes(t) => {
-                    let (b, t) = t.lend(w);
-                    Ok((pt2pt::irecv(w, comm, b, source, tag)?, Some(t)))
+                    // Core's lean entry for contiguous bytes (PROFILE.md, rrate28).
+                    let (b, t) = t.lend_bytes(w);
+                    Ok((pt2pt::irecv_bytes(w, comm, b, source, tag)?, Some(t)))
                 }
                 RecvSpec::Typed(mut t) => {
                     Ok((pt2pt::irecv(w, comm, t.lend_mut(w), source, tag)?, None))

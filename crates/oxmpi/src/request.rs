@@ -179,7 +179,7 @@ pub(crate) type Start<'a> = oxmpi_core::buf::Lending<'a, 'a>;
 
 /// A [`Scope<'a>`] as the keeper core's [`lend`](oxmpi_core::buf::lend) hands the request
 /// to: the scope holds it (`in_flight`), or, for `'static` buffers, needs not.
-struct Held<'s, S>(&'s S);
+pub(crate) struct Held<'s, S>(&'s S);
 
 // SAFETY: `Scope<'a>`'s contract: no request registered with (held by) the scope outlives 'a.
 unsafe impl<'a, S: Scope<'a>> oxmpi_core::buf::BufScope<'a> for Held<'_, S> {
@@ -228,6 +228,21 @@ pub(crate) fn immediate_ref<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
     f: impl for<'x> FnOnce(&'x oxmpi_core::buf::Lending<'x, 'a>) -> Result<Raw>,
 ) -> Result<Request<'a, D, Sc, T>> {
     let (raw, ()) = oxmpi_core::buf::start_kept(&Held(&scope), call, |w| Ok((f(w)?, ())))?;
+    Ok(Request::new(raw, Data::Shared(buf), None, call, scope))
+}
+
+/// As [`immediate_ref`] for a send of `bytes`, contiguous bytes of `buf` borrowed for
+/// `'a`: `start` (core's [`isend_bytes`](oxmpi_core::pt2pt::isend_bytes)) hands its
+/// request to the scope's keeper itself, with no start closure to check (PROFILE.md,
+/// rrate28). The request hands `buf` back at completion.
+pub(crate) fn immediate_bytes<'a, D: ?Sized, Sc: Scope<'a>, T: ThreadSafety>(
+    buf: &'a D,
+    bytes: &'a [u8],
+    call: &'static str,
+    scope: Sc,
+    start: impl FnOnce(&Held<'_, Sc>, &'a [u8]) -> Result<Handle<'a>>,
+) -> Result<Request<'a, D, Sc, T>> {
+    let raw = start(&Held(&scope), bytes)?;
     Ok(Request::new(raw, Data::Shared(buf), None, call, scope))
 }
 

@@ -72,6 +72,9 @@ struct Inner {
     committed: AtomicBool,
     name: Mutex<String>,
     layout: Arc<Layout>,
+    /// `layout` is one dense block (or empty): [`Datatype::is_contiguous`], asked on
+    /// every send and receive, answered without walking the layout (PROFILE.md, rrate28).
+    contiguous: bool,
     /// Cached attributes (MPI_Type_set_attr).
     attrs: crate::attr::Attributes,
     /// The signature fingerprint ([`sigcheck`]), computed on first use.
@@ -112,6 +115,7 @@ impl Datatype {
         committed: bool,
         name: String,
     ) -> Datatype {
+        let contiguous = layout.size == 0 || layout.dense();
         Datatype(Arc::new(Inner {
             kind,
             combiner,
@@ -121,6 +125,7 @@ impl Datatype {
             committed: AtomicBool::new(committed),
             name: Mutex::new(name),
             layout,
+            contiguous,
             attrs: crate::attr::Attributes::new(crate::attr::ObjectKind::Datatype),
             sig_fp: OnceLock::new(),
             large_count: AtomicBool::new(false),
@@ -309,9 +314,9 @@ impl Datatype {
     }
 
     /// `count` elements occupy exactly `[buf + true_lb, + count*size)`.
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
-        let l = &self.0.layout;
-        l.size == 0 || l.dense()
+        self.0.contiguous
     }
 
     /// The flattened (byte offset, byte length) blocks of one element, in

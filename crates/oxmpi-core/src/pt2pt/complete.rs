@@ -67,7 +67,17 @@ pub(super) fn wait_described(
     e.wait_until_described(desc, |st| match is_done(st, *r, call) {
         Err(err) => Some(Err(err)),
         Ok(false) => None,
-        Ok(true) => Some(finish(st, r)),
+        // The common end of a blocking call (a receive that landed, without an
+        // error, not persistent) frees the slot without `finish`'s error move and
+        // persistent-request test (the latency path, bench/PROFILE.md rrate28);
+        // anything else is finished as before.
+        Ok(true) => Some(match st.take_done_ok(*r) {
+            Some(s) => {
+                *r = Request::NULL;
+                Ok(s)
+            }
+            None => finish(st, r),
+        }),
     })
 }
 

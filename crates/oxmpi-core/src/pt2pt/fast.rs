@@ -39,6 +39,62 @@ pub fn isend_contig(
     .map_err(|err| rename(err, CALL))
 }
 
+/// The safe Rust API's immediate send (`mode`) of the contiguous bytes `data`,
+/// borrowed for `'a`: the request is handed to `keeper` (which keeps `'a` from ending
+/// before it completes, as [`crate::buf::start_kept`] hands it) and comes back as the
+/// [`Handle`](crate::buf::Handle) for `'a`. The same checks, errors and engine call
+/// as [`isend`] of a [`SendBuf`](crate::buf::SendBuf) of bytes (`isend_raw`), without
+/// the descriptor, the scope of the start closure and the generic `then` layers:
+/// [`isend_contig`]'s path for the Rust API (bench/PROFILE.md, rrate28).
+pub fn isend_bytes<'a>(
+    keeper: &impl crate::buf::BufScope<'a>,
+    comm: &Comm,
+    data: &'a [u8],
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+) -> Result<crate::buf::Handle<'a>> {
+    let call = send_call_name(mode, true);
+    let e = engine()?;
+    check_send_tag(call, tag)?;
+    let peer = check_dest(call, comm, dest)?;
+    let env = Envelope {
+        context: comm.context(),
+        source: comm.rank(),
+        tag,
+    };
+    let r = e
+        .with_state(|st| match peer {
+            None => Ok(st.done_request(Status::EMPTY)),
+            // `data` is borrowed for 'a, which `keeper` keeps from ending before the
+            // request completes.
+            Some(peer) => st.start_send_sig(peer, env, RawBuf::from_slice(data), mode, 0),
+        })
+        .map_err(|err| rename(err, call))?;
+    keeper.enter(r);
+    Ok(crate::buf::Handle::adopt(r))
+}
+
+/// The safe Rust API's immediate receive of at most `data.len()` bytes into `data`,
+/// exclusively borrowed for `'a`: the request is entered into `scope` (which keeps
+/// `'a` from ending before it completes), as [`irecv`] of a
+/// [`RecvBuf`](crate::buf::RecvBuf) of bytes does, with the same checks, errors and
+/// engine call, without the descriptor (bench/PROFILE.md, rrate28).
+pub fn irecv_bytes<'a>(
+    scope: &impl crate::buf::BufScope<'a>,
+    comm: &Comm,
+    data: &'a mut [u8],
+    source: i32,
+    tag: i32,
+) -> Result<Request> {
+    // `data` is ours alone, writable, for 'a, which `scope` keeps from ending before
+    // the request completes.
+    let raw = RawBuf::from_mut_slice(data);
+    let r = irecv_sig(comm, comm.context(), "MPI_Irecv", raw, source, tag, None)?;
+    scope.enter(r);
+    Ok(r)
+}
+
 /// MPI_Irecv of at most `data.len()` bytes into `data`, elements of the
 /// predefined contiguous datatype `dt`. Borrowed exclusively for `'static` (C
 /// memory, lent until the request completes), so no scope need keep it.
