@@ -1,6 +1,6 @@
 //! MPI_Scatter / MPI_Iscatter and MPI_Scatterv / MPI_Iscatterv.
 //!
-//! Selection for scatter: binomial tree, except for blocks from 8 KiB on
+//! Selection for scatter: binomial tree, except for blocks from 4 KiB on
 //! small communicators (≤ 8 ranks), where the root's starting every send at once
 //! (linear) avoids the tree's forwarding copies (4 ranks, 32 KiB: linear 6.5 us,
 //! binomial 9.8; bench/PROFILE.md collA28). The shared area takes blocks up to
@@ -76,7 +76,7 @@ pub(crate) static V_TABLE: Table = Table {
     default: |_| "linear",
 };
 
-pub const LINEAR_MIN_BLOCK: usize = 8 * 1024;
+pub const LINEAR_MIN_BLOCK: usize = 4 * 1024;
 pub const LINEAR_MAX_PROCS: i32 = 8;
 
 fn select(n: i32, blk: usize) -> Result<&'static str> {
