@@ -1,11 +1,12 @@
 //! MPI_Bcast / MPI_Ibcast. Algorithms move the packed bytes of the message; the
 //! root packs with its datatype and every other rank unpacks with its own.
 //!
-//! Selection (MPICH's defaults): binomial tree below 12 KiB or on fewer than 8
-//! ranks; scatter + ring allgather (van de Geijn) above. `chain` (pipelined) is
+//! Selection (MPICH's defaults, but from 16 ranks): binomial tree below 12 KiB
+//! or on fewer than [`MIN_PROCS`] ranks; scatter + ring allgather (van de Geijn)
+//! above. `chain` (pipelined) is
 //! available through `OXMPI_BCAST_ALGORITHM=chain`. `shm` (blocking bcast on
 //! communicators within one host, through a shared area, see `coll/shm`) is
-//! chosen up to [`SHM_MAX`] bytes.
+//! chosen up to [`shm_max`] bytes.
 mod binomial;
 mod chain;
 mod scatter_ring;
@@ -32,7 +33,7 @@ pub(crate) static TABLE: Table = Table {
         },
         Algorithm {
             name: "scatter_ring",
-            applies: "any size (large messages on 8 or more ranks)",
+            applies: "any size (large messages on 16 or more ranks)",
             runs: always,
             instead: None,
         },
@@ -59,9 +60,22 @@ pub(crate) static TABLE: Table = Table {
 };
 
 /// Blocking bcasts up to this many bytes take the shared-memory path where it
-/// exists ([`SHM_MAX_2`] on 2 ranks, where one single-copy message beats the
-/// chunked copies in and out); measured on 2, 4 and 8 ranks (bench/RESULTS.md).
+/// exists, from 5 ranks on ([`SHM_MAX_2`] on 2 ranks, [`SHM_MAX_4`] on 3-4, where
+/// the binomial tree's single-copy messages beat the chunked copies in and out);
+/// measured on 2, 4 and 8 ranks (bench/RESULTS.md, bench/PROFILE.md collA28).
 pub const SHM_MAX: usize = 512 * 1024;
+/// On 3-4 ranks: 4 ranks on 2 cores, area / binomial (us): 32 KiB 5.6 / 12.5,
+/// 128 KiB 21.0 / 18.1, 512 KiB 89 / 45 (bench/PROFILE.md collA28).
+pub const SHM_MAX_4: usize = 64 * 1024;
+
+/// The largest blocking bcast (bytes) on `n` ranks that takes the shared area by default.
+pub const fn shm_max(n: i32) -> usize {
+    match n {
+        ..=2 => SHM_MAX_2,
+        3..=4 => SHM_MAX_4,
+        _ => SHM_MAX,
+    }
+}
 /// On 2 ranks: the shared-memory eager limit of point-to-point (`SHM_EAGER_LIMIT`,
 /// 8 KiB), above which the binomial tree's one message is a single copy. At
 /// 32 KiB the shared path's copy in, then copy out took 4.1-4.3 us against 2.3-2.5
@@ -70,8 +84,11 @@ pub const SHM_MAX_2: usize = 8 * 1024;
 
 /// Messages below this many bytes use the binomial tree.
 pub const SHORT_MSG: usize = 12 * 1024;
-/// Communicators smaller than this use the binomial tree at any size.
-pub const MIN_PROCS: i32 = 8;
+/// Communicators smaller than this use the binomial tree at any size. MPICH's 8
+/// measured 2x slower than the tree at 8 ranks on 2 cores (us, scatter_ring /
+/// binomial: 2 MiB 1,104 / 526, 4 MiB 2,025 / 978; bench/PROFILE.md collA28):
+/// its 2(n - 1) steps hand the core over each time.
+pub const MIN_PROCS: i32 = 16;
 
 fn select(n: i32, bytes: usize) -> Result<&'static str> {
     // `shm` serves blocking calls only; schedules then get the automatic choice.
@@ -140,10 +157,7 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
         let forced = super::select::forced_op(super::select::Op::BCAST)?;
         if let Some(sess) = super::shm::acquire(
             comm,
-            super::shm::want(
-                forced,
-                bytes <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
-            ),
+            super::shm::want(forced, bytes <= shm_max(comm.size())),
         )? {
             let mut buf = buf;
             super::shm::bcast(sess, &mut buf, bytes, root as usize);

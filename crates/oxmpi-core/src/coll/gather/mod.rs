@@ -39,7 +39,7 @@ pub(crate) static TABLE: Table = Table {
         },
         Algorithm {
             name: "shm",
-            applies: "blocking gather within one host, blocks up to 64 KiB",
+            applies: "blocking gather within one host, blocks up to 64 KiB (4 KiB on 2 ranks)",
             runs: never,
             instead: None,
         },
@@ -72,6 +72,26 @@ pub(crate) static V_TABLE: Table = Table {
     ],
     default: |_| "linear",
 };
+
+/// Largest block (bytes) a gather (`scatter` false) or scatter on `n` ranks sends
+/// through the shared area by default (the area takes up to a slot half, 64 KiB,
+/// when forced). The area costs two copies a block, the root's all in a row; a
+/// message from 8 KiB on (eager up to 16 KiB, then copied once by the receiver)
+/// costs one. Measured (bench/PROFILE.md collA28, us, area / linear): 2 ranks,
+/// gather 8 KiB 1.49 / 1.32, 32 KiB 4.51 / 3.13, scatter 2 KiB 0.78 / 0.90, 8 KiB
+/// 1.56 / 1.44, 32 KiB 4.43 / 2.81; scatter on 4 ranks 8 KiB 2.08 / 1.59, 32 KiB
+/// 7.03 / 6.50, on 8 ranks 2 KiB 1.58 / 2.92, 32 KiB 15.3 / 9.2. A gather on more
+/// than 2 ranks keeps the area to 64 KiB (4 ranks, 32 KiB: 5.42 against 8.52).
+pub const fn rooted_shm_max(scatter: bool, n: i32) -> usize {
+    if scatter || n <= 2 {
+        ROOTED_SHM_SMALL
+    } else {
+        super::shm::CHUNK
+    }
+}
+
+/// [`rooted_shm_max`] of scatters and of 2-rank gathers.
+pub const ROOTED_SHM_SMALL: usize = 4 * 1024;
 
 /// Blocks of at least this many bytes on communicators of at most
 /// [`LINEAR_MAX_PROCS`] ranks use the linear algorithm.
@@ -190,7 +210,8 @@ pub(crate) fn rooted_shortcut(
     if blk == 0 {
         return Ok(Some(Rooted::Nothing));
     }
-    let want = super::shm::want(super::select::forced_op(key)?, true);
+    let auto = blk <= rooted_shm_max(key == super::select::Op::SCATTER, comm.size());
+    let want = super::shm::want(super::select::forced_op(key)?, auto);
     if !super::shm::rooted_fits(blk) {
         return Ok(None);
     }

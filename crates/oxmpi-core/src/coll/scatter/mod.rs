@@ -1,8 +1,10 @@
 //! MPI_Scatter / MPI_Iscatter and MPI_Scatterv / MPI_Iscatterv.
 //!
-//! Selection for scatter: binomial tree, except for large blocks (≥ 64 KiB) on
+//! Selection for scatter: binomial tree, except for blocks from 4 KiB on
 //! small communicators (≤ 8 ranks), where the root's starting every send at once
-//! (linear) avoids the tree's forwarding copies. Scatterv is linear (non-roots
+//! (linear) avoids the tree's forwarding copies (4 ranks, 32 KiB: linear 6.5 us,
+//! binomial 9.8; bench/PROFILE.md collA28). The shared area takes blocks up to
+//! [`super::gather::rooted_shm_max`]. Scatterv is linear (non-roots
 //! do not know the other ranks' counts, which a tree would need).
 //!
 //! MPI_IN_PLACE (`recvbuf == None`) is allowed only at the root: its block stays
@@ -40,7 +42,7 @@ pub(crate) static TABLE: Table = Table {
         },
         Algorithm {
             name: "shm",
-            applies: "blocking scatter within one host, blocks up to 64 KiB",
+            applies: "blocking scatter within one host, blocks up to 4 KiB (64 KiB forced)",
             runs: never,
             instead: None,
         },
@@ -74,7 +76,7 @@ pub(crate) static V_TABLE: Table = Table {
     default: |_| "linear",
 };
 
-pub const LINEAR_MIN_BLOCK: usize = 64 * 1024;
+pub const LINEAR_MIN_BLOCK: usize = 4 * 1024;
 pub const LINEAR_MAX_PROCS: i32 = 8;
 
 fn select(n: i32, blk: usize) -> Result<&'static str> {
