@@ -595,13 +595,10 @@ impl Ctx<'_> {
     }
 
     /// Publishes `release = s` for waiters that sleep on their own doorbells
-    /// (non-blocking collectives' requests): rings each, and the release
-    /// doorbell too.
+    /// (non-blocking collectives' requests, whose waits know nothing of the
+    /// area's release doorbell): rings each.
     fn publish_release_each(&self, s: u64) {
         self.area().release().store(s, Ordering::Release);
-        if self.r.waitv {
-            self.area().release_bell().ring();
-        }
         self.ring_others();
     }
 

@@ -39,8 +39,8 @@ use std::sync::{Arc, OnceLock};
 
 use super::{Counter, Ctx, Want};
 use crate::buf::schedmem::RedBufs;
-use crate::comm::Comm;
 use crate::coll::util::span_len;
+use crate::comm::Comm;
 use crate::engine::State;
 use crate::error::{ErrorClass, MpiError, Result};
 use crate::op::Op;
@@ -146,7 +146,11 @@ impl crate::engine::Task for NbTask {
 
 /// Queues `op` on `comm`'s area if it exists (`None`: use a schedule, the
 /// same answer on every rank), advances the queue, and returns its request.
-fn post(comm: &Comm, want: Want, make: impl FnOnce(Arc<Outcome>) -> Result<NbOp>) -> Result<Option<Request>> {
+fn post(
+    comm: &Comm,
+    want: Want,
+    make: impl FnOnce(Arc<Outcome>) -> Result<NbOp>,
+) -> Result<Option<Request>> {
     if want == Want::No || comm.is_inter() || comm.size() < 2 || super::super::planning() {
         return Ok(None);
     }
@@ -400,7 +404,8 @@ impl NbAllreduce {
                         return false;
                     }
                     // Every block of the result is published (Acquire in `reached`).
-                    self.bufs.with(|out, _| cx.area().bbuf(s).deliver(out, e0, c));
+                    self.bufs
+                        .with(|out, _| cx.area().bbuf(s).deliver(out, e0, c));
                     cx.set_done(s);
                     self.next_chunk(c);
                 }
