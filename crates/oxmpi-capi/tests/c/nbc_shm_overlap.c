@@ -1,4 +1,4 @@
-/* Non-blocking allreduces on the shared-memory area (communicators whose area
+/* Non-blocking allreduces and barriers on the shared-memory area (communicators whose area
  * exists: made by their third blocking collective), overlapped with each other
  * on two communicators, with point-to-point on a third, queued back to back on
  * one communicator, completed by MPI_Test loops, by waits in any order, and by
@@ -99,6 +99,32 @@ int main(int argc, char **argv) {
             }
             for (int k = 2; k >= 0; k--) OK(MPI_Wait(&r3[k], MPI_STATUS_IGNORE));
             for (int k = 0; k < 3; k++) check_sum(q[k], n, salt + k);
+
+            /* An ibarrier on one communicator overlapped with an iallreduce on another;
+             * then one that must not complete before every rank entered it (the
+             * others enter only after a message rank 0 sends once it tested it). */
+            {
+                MPI_Request r2[2];
+                fill(sa, n, salt + 5);
+                OK(MPI_Ibarrier(b, &r2[0]));
+                OK(MPI_Iallreduce(sa, ra, n, MPI_LONG, MPI_SUM, a, &r2[1]));
+                OK(MPI_Waitall(2, r2, MPI_STATUSES_IGNORE));
+                check_sum(ra, n, salt + 5);
+                long go = salt;
+                if (rank == 0) {
+                    int flag = 0;
+                    OK(MPI_Ibarrier(b, &r2[0]));
+                    OK(MPI_Test(&r2[0], &flag, MPI_STATUS_IGNORE));
+                    CHECK(size == 1 || !flag);
+                    for (int j = 1; j < size; j++) OK(MPI_Send(&go, 1, MPI_LONG, j, 9, p));
+                    if (!flag) OK(MPI_Wait(&r2[0], MPI_STATUS_IGNORE));
+                } else {
+                    OK(MPI_Recv(&go, 1, MPI_LONG, 0, 9, p, MPI_STATUS_IGNORE));
+                    CHECK(go == salt);
+                    OK(MPI_Ibarrier(b, &r2[0]));
+                    OK(MPI_Wait(&r2[0], MPI_STATUS_IGNORE));
+                }
+            }
 
             /* A blocking allreduce on the same communicator while a peer waits for
              * this rank's part of the pending non-blocking one. */

@@ -1,4 +1,5 @@
-//! Non-blocking collectives over the shared-memory area (MPI_Iallreduce): the
+//! Non-blocking collectives over the shared-memory area (MPI_Iallreduce,
+//! MPI_Ibarrier): the
 //! blocking kernels' protocol (see the parent module) cut into phases that
 //! never wait, so a post and every progress step only look at the area and
 //! go on.
@@ -55,6 +56,7 @@ struct Outcome(OnceLock<Result<()>>);
 /// A queued non-blocking operation of a communicator.
 pub(crate) enum NbOp {
     Allreduce(Box<NbAllreduce>),
+    Barrier(Box<NbBarrier>),
 }
 
 impl NbOp {
@@ -62,6 +64,7 @@ impl NbOp {
     fn advance(&mut self, cx: &mut Ctx<'_>) -> bool {
         match self {
             NbOp::Allreduce(a) => a.advance(cx),
+            NbOp::Barrier(b) => b.advance(cx),
         }
     }
 
@@ -69,6 +72,9 @@ impl NbOp {
         match self {
             NbOp::Allreduce(a) => {
                 let _ = a.outcome.0.set(a.result);
+            }
+            NbOp::Barrier(b) => {
+                let _ = b.outcome.0.set(Ok(()));
             }
         }
     }
@@ -411,5 +417,40 @@ impl NbAllreduce {
                 }
             }
         }
+    }
+}
+
+/// MPI_Ibarrier on the area: the blocking barrier's counted arrival (the last
+/// to arrive releases everyone, finishing in its post), then a look at
+/// `release` from progress.
+pub(crate) struct NbBarrier {
+    outcome: Arc<Outcome>,
+    /// Its step (0: not arrived yet).
+    s: u64,
+}
+
+/// MPI_Ibarrier on `comm`'s shared-memory area (`None`: use the schedule).
+pub(crate) fn ibarrier(comm: &Comm, want: Want) -> Result<Option<Request>> {
+    post(comm, want, |outcome| {
+        Ok(NbOp::Barrier(Box::new(NbBarrier { outcome, s: 0 })))
+    })
+}
+
+impl NbBarrier {
+    fn advance(&mut self, cx: &mut Ctx<'_>) -> bool {
+        if self.s == 0 {
+            self.s = cx.next();
+            if cx.arrive() {
+                cx.publish_release_each(self.s);
+            } else {
+                return false;
+            }
+        } else if !cx.released(self.s) {
+            return false;
+        }
+        // Everyone arrived at s, so everyone completed s - 1.
+        cx.learn(self.s - 1);
+        cx.set_done(self.s);
+        true
     }
 }
