@@ -765,6 +765,17 @@ fn nonblocking_collectives_overlapped_in_place_vw_and_intercommunicators() {
 }
 
 #[test]
+fn nonblocking_allreduces_on_the_shared_area_overlap_across_communicators_and_point_to_point() {
+    for n in [1, 2, 3, 4, 8] {
+        let so = ok(n, "nbc_shm_overlap");
+        assert!(
+            so.contains(&format!("nbc_shm_overlap: all checks passed on {n} ranks")),
+            "{so}"
+        );
+    }
+}
+
+#[test]
 fn topology_corners_and_neighbourhood_collectives_on_every_kind() {
     for n in [1, 2, 3, 4, 6, 8] {
         no_errors(n, "topo2");

@@ -268,3 +268,81 @@ impl<'a> Memory<'a> {
         unsafe { op.apply(s, d, count, dt) }
     }
 }
+
+/// The caller buffers of a reduction that a non-blocking shared-memory
+/// collective (`coll/shm/nb.rs`) reads and writes while its request is pending:
+/// an entry point's checked descriptors lent for `'static` to that request
+/// (`lend(scope)`, or the C boundary's, by MPI's rule), of one layout (the
+/// entry point checked `coll::api::same_layout`), so held to this module's
+/// rule like a schedule's [`Base::Addr`] slices: valid, and the receive buffer
+/// untouched by others, until the request completes. The collective reaches
+/// them only through [`with`](Self::with) while it is pending (its operation
+/// finishes before the request completes).
+pub(crate) struct RedBufs {
+    send: Option<usize>,
+    recv: usize,
+    count: usize,
+    dt: Datatype,
+}
+
+impl std::fmt::Debug for RedBufs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RedBufs({} elements)", self.count)
+    }
+}
+
+impl RedBufs {
+    /// From descriptors lent for `'static` (see the type's rule); `send: None`
+    /// is MPI_IN_PLACE. MPI_ERR_BUFFER for a buffer in the null page that
+    /// data go through.
+    pub(crate) fn lent(
+        send: Option<&super::SendBuf<'static, '_>>,
+        recv: &super::RecvBuf<'static, '_>,
+    ) -> Result<RedBufs> {
+        let dt = recv
+            .datatype()
+            .unwrap_or_else(|| Datatype::predefined_ref(crate::datatype::Primitive::Byte))
+            .clone();
+        let bufs = RedBufs {
+            send: send.map(|s| s.ptr() as usize),
+            recv: recv.ptr() as usize,
+            count: recv.count(),
+            dt,
+        };
+        if bufs.count > 0 {
+            for addr in bufs.send.iter().chain([&bufs.recv]) {
+                Elems {
+                    addr: *addr,
+                    count: bufs.count,
+                    dt: bufs.dt.clone(),
+                }
+                .check()?;
+            }
+        }
+        Ok(bufs)
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    pub(crate) fn datatype(&self) -> &Datatype {
+        &self.dt
+    }
+
+    /// Runs `f` over the output elements and the input (`None`: in place, the
+    /// output's own), both views of the one datatype.
+    pub(crate) fn with<R>(
+        &mut self,
+        f: impl FnOnce(&mut super::elems::ElemsMut<'_>, Option<&super::elems::Elems<'_>>) -> R,
+    ) -> R {
+        // SAFETY: the type's rule: lent for 'static to the pending request, so the `count` elements (and their span) at `recv` are writable and ours alone, those at `send` readable and unwritten, until it completes, which is after the collective's last use here; `&mut self` makes this the only view of them.
+        let mut out =
+            unsafe { super::elems::ElemsMut::from_raw(self.recv as *mut u8, self.count, &self.dt) };
+        let inp = self.send.map(|p| {
+            // SAFETY: as above, for reading (the input shares the output's layout, checked by the entry point).
+            unsafe { super::elems::Elems::from_raw(p as *const u8, self.count, &self.dt) }
+        });
+        f(&mut out, inp.as_ref())
+    }
+}

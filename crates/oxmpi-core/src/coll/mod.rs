@@ -45,6 +45,12 @@ thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
+/// Whether a persistent collective's `_init` plans now (its immediate form
+/// must build a schedule: non-blocking paths that are no schedule step aside).
+pub(crate) fn planning() -> bool {
+    PLANNING.with(|p| p.borrow().is_some())
+}
+
 /// Starts a built schedule as a request (non-blocking collectives); while a
 /// persistent collective's `_init` plans, keeps it for that collective instead
 /// (its tag taken now: persistent collectives match in the order they were

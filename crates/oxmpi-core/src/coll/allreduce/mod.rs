@@ -272,6 +272,43 @@ fn schedule_of(
     schedule(call, true, sendbuf, recv.ptr(), recv.count(), dt, op, comm)
 }
 
+/// MPI_Iallreduce on the shared-memory area where the blocking allreduce would
+/// take it and the area exists already (`coll/shm/nb.rs`); `None`: the schedule.
+fn ishm(
+    send: &Option<SendBuf<'static, '_>>,
+    recv: &RecvBuf<'static, '_>,
+    op: &Op,
+    comm: &Comm,
+) -> Result<Option<Request>> {
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    if comm.is_inter()
+        || count == 0
+        || dt.size() == 0
+        || check_args("MPI_Iallreduce", comm, count, dt, op).is_err()
+    {
+        return Ok(None);
+    }
+    let Some(k) = super::shm::chunk_elems(count, dt) else {
+        return Ok(None);
+    };
+    let forced = super::select::forced_op(super::select::Op::ALLREDUCE)?;
+    let want = super::shm::want(
+        forced,
+        super::util::span_len(count, dt) <= if comm.size() == 2 { SHM_MAX_2 } else { SHM_MAX },
+    );
+    let r = super::shm::nb::iallreduce(
+        comm,
+        want,
+        || crate::buf::schedmem::RedBufs::lent(send.as_ref(), recv),
+        k,
+        op,
+    )?;
+    if r.is_some() {
+        super::select::ran_shm(super::select::Op::ALLREDUCE);
+    }
+    Ok(r)
+}
+
 /// MPI_Iallreduce: as [`allreduce`], the buffers kept by `scope` until the request completes.
 pub fn iallreduce<'a>(
     scope: &impl BufScope<'a>,
@@ -282,6 +319,11 @@ pub fn iallreduce<'a>(
 ) -> Result<Request> {
     if let Some(s) = &send {
         api::same_layout("MPI_Iallreduce", s, &recv)?;
+    }
+    let (send, recv) = (send.map(|s| s.lend(scope)), recv.lend(scope));
+    if let Some(r) = ishm(&send, &recv, op, comm)? {
+        scope.enter(r);
+        return Ok(r);
     }
     let r = super::start(schedule_of("MPI_Iallreduce", &send, &recv, op, comm)?)?;
     scope.enter(r);

@@ -62,5 +62,13 @@ pub fn barrier(comm: &Comm) -> Result<()> {
 
 /// MPI_Ibarrier.
 pub fn ibarrier(comm: &Comm) -> Result<Request> {
+    if !comm.is_inter() {
+        // On the shared area where it exists already (`coll/shm/nb.rs`).
+        let forced = super::select::forced_op(super::select::Op::BARRIER)?;
+        if let Some(r) = super::shm::nb::ibarrier(comm, super::shm::want(forced, true))? {
+            super::select::ran_shm(super::select::Op::BARRIER);
+            return Ok(r);
+        }
+    }
     super::start(schedule(comm)?)
 }

@@ -5,8 +5,9 @@
 //! that fit a slot half each; gatherv and scatterv, whose larger blocks go
 //! point-to-point; alltoallv, blocks up to a slot half over n each, the larger
 //! ones point-to-point) move data through one memory
-//! area per communicator instead of point-to-point messages. Non-blocking
-//! collectives keep using schedules.
+//! area per communicator instead of point-to-point messages. MPI_Iallreduce
+//! runs the allreduce's protocol phase by phase from progress where the area
+//! exists already ([`nb`]); other non-blocking collectives use schedules.
 //!
 //! # Life cycle
 //!
@@ -87,6 +88,7 @@ mod alltoall;
 mod alltoallv;
 mod barrier;
 mod bcast;
+pub(crate) mod nb;
 mod reduce;
 mod reduce_scatter;
 mod rooted;
@@ -164,6 +166,12 @@ pub(crate) struct Ready {
     counted: u64,
     /// Waits for `release` also sleep on the release doorbell (rank 0's view).
     waitv: bool,
+    /// Non-blocking operations posted and not finished, in posting order
+    /// (see [`nb`]; only in the area of non-blocking collectives).
+    nb: std::collections::VecDeque<nb::NbOp>,
+    /// The first non-blocking collective sequence number (`coll_seq`) that
+    /// uses this area (the non-blocking area only; see `setup`).
+    nb_from: u32,
 }
 
 enum Status {
@@ -176,12 +184,17 @@ enum Status {
     Off,
 }
 
-/// A communicator's shared-memory collective state ([`crate::comm::CommInner`]).
-pub struct CommShm(Mutex<Status>);
+/// A communicator's shared-memory collective state ([`crate::comm::CommInner`]):
+/// the blocking collectives' area, and the second area of the non-blocking
+/// ones ([`nb`]: its own steps, since a program may start a non-blocking
+/// collective and a blocking one in different orders on different ranks, as
+/// MPICH and Open MPI allow; made with the first, under a lock of its own so
+/// that progress in a blocking collective's waits advances it).
+pub struct CommShm(Mutex<Status>, Mutex<Option<Box<Ready>>>);
 
 impl Default for CommShm {
     fn default() -> Self {
-        CommShm(Mutex::new(Status::Unset { calls: 0 }))
+        CommShm(Mutex::new(Status::Unset { calls: 0 }), Mutex::new(None))
     }
 }
 
@@ -202,6 +215,7 @@ impl std::fmt::Debug for CommShm {
 pub(crate) fn release(comm: &Comm) {
     let mut g = comm.0.coll_shm.0.lock().unwrap_or_else(|p| p.into_inner());
     *g = Status::Off;
+    *comm.0.coll_shm.1.lock().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
 /// Whether every member of `comm` shares this rank's host segment.
@@ -242,7 +256,10 @@ pub(crate) fn acquire(comm: &Comm, want: Want) -> Result<Option<Session<'_>>> {
                 return Ok(None);
             }
             match setup(comm, e)? {
-                Some(r) => *g = Status::Ready(Box::new(r)),
+                Some((r, nb)) => {
+                    *g = Status::Ready(Box::new(r));
+                    *comm.0.coll_shm.1.lock().unwrap_or_else(|p| p.into_inner()) = nb.map(Box::new);
+                }
                 None => {
                     *g = Status::Off;
                     return Ok(None);
@@ -318,6 +335,28 @@ fn send_words(comm: &Comm, words: &mut [u64]) -> Result<()> {
     super::run(b, "shared-memory collective set-up")
 }
 
+/// Whether `ok` holds on every rank, and the largest `val` (set-up only).
+fn agree_max(comm: &Comm, ok: bool, val: u64) -> Result<(bool, u64)> {
+    let n = comm.size() as usize;
+    let mut v = vec![0u64; 2 * n];
+    let me = comm.rank() as usize;
+    v[2 * me..2 * me + 2].copy_from_slice(&[ok as u64, val]);
+    let mut b = Builder::new(comm);
+    if me == 0 {
+        for (j, w) in v.chunks_exact_mut(2).enumerate().skip(1) {
+            b.recv(Slice::user_mut(w.as_mut_ptr() as *mut u8, 16), j as i32);
+        }
+    } else {
+        b.send(Slice::user(v[2 * me..].as_ptr() as *const u8, 16), 0);
+    }
+    super::run(b, "shared-memory collective set-up")?;
+    let all_ok = v.chunks_exact(2).all(|w| w[0] == 1);
+    let max = v.chunks_exact(2).map(|w| w[1]).max().unwrap_or(0);
+    let mut out = [all_ok as u64, max];
+    send_words(comm, &mut out)?;
+    Ok((out[0] == 1, out[1]))
+}
+
 /// Whether `ok` holds on every rank (set-up only).
 fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
     let n = comm.size() as usize;
@@ -340,24 +379,36 @@ fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
     Ok(all[0] == 1)
 }
 
-/// Makes and maps the area collectively; `None` (on every rank) if any failed.
-fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
+/// Makes and maps the area collectively, and the non-blocking collectives'
+/// second one where it fits; `None` (on every rank) if the first failed
+/// anywhere, the second `None` everywhere if it failed anywhere.
+fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<(Ready, Option<Ready>)>> {
     let n = comm.size() as usize;
     let me = comm.rank() as usize;
     // pid, fd, success, and rank 0's view of oversubscription (so that every
-    // rank picks the same algorithm variants).
+    // rank picks the same algorithm variants), then the second area's
+    // success and fd.
     let mut info = [
         0u64,
         0,
         0,
         e.oversubscribed as u64,
         waitv_supported() as u64,
+        0,
+        0,
     ];
     let mut mine: Option<OwnedFd> = None;
+    let mut mine_nb: Option<OwnedFd> = None;
     if me == 0 && Area::live() < MAX_AREAS {
         if let Ok(fd) = Area::create_fd(n) {
             info[..3].copy_from_slice(&[std::process::id() as u64, fd.as_raw_fd() as u64, 1]);
             mine = Some(fd);
+            if Area::live() + 2 <= MAX_AREAS {
+                if let Ok(fd) = Area::create_fd(n) {
+                    info[5..].copy_from_slice(&[1, fd.as_raw_fd() as u64]);
+                    mine_nb = Some(fd);
+                }
+            }
         }
     }
     send_words(comm, &mut info)?;
@@ -370,17 +421,45 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<Ready>> {
     };
     let ok = all_agree(comm, area.is_some())?;
     drop(mine);
+    let nb_area = match (&mine_nb, info[5] == 1 && ok) {
+        (_, false) => None,
+        (Some(fd), true) => Area::map(fd, n).ok(),
+        (None, true) if Area::live() < MAX_AREAS => Area::open_fd(info[0], info[6], n)
+            .and_then(|fd| Area::map(&fd, n))
+            .ok(),
+        (None, true) => None,
+    };
+    // The non-blocking collectives' sequence number from which they use the
+    // second area: the highest any rank has reached now (a rank may have
+    // started non-blocking collectives that the others start only after this
+    // blocking one; those keep their schedules everywhere).
+    let (nb_ok, nb_from) = if info[5] == 1 && ok {
+        let seq = comm.0.coll_seq.load(Ordering::Relaxed) as u64;
+        agree_max(comm, nb_area.is_some(), seq)?
+    } else {
+        (false, 0)
+    };
+    drop(mine_nb);
     let bells: Option<Vec<_>> = comm.group().iter().map(|&w| e.local_bell(w)).collect();
+    let ready = |area, bells| Ready {
+        area,
+        bells,
+        step: 0,
+        known: 0,
+        oversubscribed: info[3] == 1,
+        counted: 0,
+        waitv: info[4] == 1,
+        nb: Default::default(),
+        nb_from: nb_from as u32,
+    };
     match (area, bells) {
-        (Some(area), Some(bells)) if ok => Ok(Some(Ready {
-            area,
-            bells,
-            step: 0,
-            known: 0,
-            oversubscribed: info[3] == 1,
-            counted: 0,
-            waitv: info[4] == 1,
-        })),
+        (Some(area), Some(bells)) if ok => {
+            let nb = match nb_area {
+                Some(a) if nb_ok => Some(ready(a, bells.clone())),
+                _ => None,
+            };
+            Ok(Some((ready(area, bells), nb)))
+        }
         _ => Ok(None),
     }
 }
@@ -511,6 +590,48 @@ impl Ctx<'_> {
                 self.ring(j);
             }
         }
+    }
+
+    /// Whether counter `c` of every other rank is `>= s` (a look, no wait).
+    fn reached(&self, c: Counter, s: u64) -> bool {
+        (0..self.n).all(|j| j == self.me || self.counter(c, j).load(Ordering::Acquire) >= s)
+    }
+
+    /// Whether `release >= s` (a look, no wait).
+    fn released(&self, s: u64) -> bool {
+        self.area().release().load(Ordering::Acquire) >= s
+    }
+
+    /// Publishes `release = s` for waiters that sleep on their own doorbells
+    /// (non-blocking collectives' requests, whose waits know nothing of the
+    /// area's release doorbell): rings each.
+    fn publish_release_each(&self, s: u64) {
+        self.area().release().store(s, Ordering::Release);
+        self.ring_others();
+    }
+
+    /// [`wait_free`](Self::wait_free) without waiting: whether every rank is
+    /// done with step `s - 2`. While not, this rank stays registered in
+    /// `wants` (`registered`), so that setting `done` rings it.
+    fn try_free(&mut self, s: u64, registered: &mut bool) -> bool {
+        let free = s <= 2 || self.r.known >= s - 2 || {
+            if !*registered {
+                self.area().wants(self.me).store(1, Ordering::Relaxed);
+                self.area().wanting().fetch_add(1, Ordering::SeqCst);
+                full_fence();
+                *registered = true;
+            }
+            self.reached(Counter::Done, s - 2)
+        };
+        if free && *registered {
+            self.area().wants(self.me).store(0, Ordering::Relaxed);
+            self.area().wanting().fetch_sub(1, Ordering::Relaxed);
+            *registered = false;
+        }
+        if free && s > 2 {
+            self.learn(s - 2);
+        }
+        free
     }
 
     /// Waits until counter `c` of every other rank is `>= s`.
