@@ -64,11 +64,12 @@ pub(crate) fn reduce_scatter(
         cx.area().slot(me, s).copy_in(input);
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, None);
-        cx.wait_all(Counter::Flag, s);
-        cx.learn(s - 1);
         // Our block's elements in this chunk.
         let (lo, hi) = (mine.max(e0), mine_end.min(e0 + c));
         if lo < hi {
+            // Only a rank with elements to fold waits for the others (see `interleaved`).
+            cx.wait_all(Counter::Flag, s);
+            cx.learn(s - 1);
             let area = cx.area();
             let at = (lo - e0) * ext;
             let bc = hi - lo;
@@ -142,10 +143,16 @@ fn interleaved(
         }
         cx.set(Counter::Flag, s);
         cx.ring_when_complete(Counter::Flag, s, None);
-        cx.wait_all(Counter::Flag, s);
-        cx.learn(s - 1);
         let (p0, pc) = piece(me, t0);
         if pc > 0 {
+            // Only a rank with elements to fold waits for the others: one with
+            // none (an empty block, or one shorter than the longest) reads
+            // nothing, so it is done at once; its slot stays until every rank
+            // is done with this step (`wait_free` two steps on). Small calls
+            // whose blocks are empty on most ranks (8 B over 8 ranks) then
+            // cost those ranks no wait and no wake-up.
+            cx.wait_all(Counter::Flag, s);
+            cx.learn(s - 1);
             let area = cx.area();
             let len = span_len(pc, dt);
             let own = send.span(p0, pc);
