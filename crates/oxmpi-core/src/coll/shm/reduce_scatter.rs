@@ -18,6 +18,9 @@ use crate::error::Result;
 use crate::op::Op;
 use crate::transport::shm::arena::Operand;
 
+/// Inputs of up to this many bytes walk the input in order (see `interleaved`).
+const INTERLEAVE_MIN: usize = 4096;
+
 /// The input (`send`, or `recv` when it is `None`: MPI_IN_PLACE) holds
 /// `sum(counts)` elements of `dt`'s layout and `recv` `counts[rank]`; `disp` is the prefix sum of `counts` (n + 1 entries, the same on every
 /// rank); `k` is `chunk_elems(sum(counts), dt)`.
@@ -38,8 +41,10 @@ pub(crate) fn reduce_scatter(
     let (n, me) = (cx.n, cx.me);
     let total = disp[n];
     if let Some(send) = &send {
-        // Pieces of at least one element per block and step: the interleaved walk.
-        if k >= n {
+        // Pieces of at least one element per block and step: the interleaved
+        // walk, for inputs above INTERLEAVE_MIN bytes (below, one step either
+        // way, and the walk in order has less to work out).
+        if k >= n && span_len(total, dt) > INTERLEAVE_MIN {
             return interleaved(cx, send, &mut out, disp, k / n, dt, op);
         }
     }
