@@ -3,7 +3,7 @@
 //! * `full` (small messages, a processor per rank): each rank folds all slots in
 //!   rank order into its own receive buffer (one synchronization; the same
 //!   operands in the same order everywhere, so identical bits);
-//! * `gather` (small messages, oversubscribed host): the last rank to arrive
+//! * `gather` (up to [`GATHER_MAX`], oversubscribed host): the last rank to arrive
 //!   folds into the broadcast buffer and releases everyone (each rank sleeps and
 //!   wakes at most once, and one wake-up call reaches them all);
 //! * `blocks` (larger messages): each rank folds one block of the elements into
@@ -19,6 +19,24 @@ use crate::transport::shm::arena::{fold_with, Acc, Operand};
 /// Up to this many bytes (the message's span), every rank folds everything
 /// (or, on an oversubscribed host, the last to arrive folds for everyone).
 pub(crate) const FULL_MAX: usize = 4096;
+
+/// On an oversubscribed host, up to this many bytes the last rank to arrive
+/// folds for everyone (`OXMPI_ALLREDUCE_SHM_GATHER_MAX` overrides it, read
+/// once): one wake-up per rank and call instead of the blocks variant's two
+/// rounds of all-to-all waits. 8 ranks on 2 cores (load 20): 32 KiB 31-36 us
+/// median against 47-218, 128 KiB 159-162 against 185-192; also ahead at 512
+/// KiB-2 MiB there, but mixed at 4 ranks 512 KiB; bench/PROFILE.md, collB28.
+pub(crate) const GATHER_MAX: usize = 128 * 1024;
+
+fn gather_max() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        std::env::var("OXMPI_ALLREDUCE_SHM_GATHER_MAX")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(GATHER_MAX)
+    })
+}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Variant {
@@ -47,10 +65,11 @@ pub(crate) fn allreduce(
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     let ext = dt.extent().max(0) as usize;
-    let variant = match (span_len(count, dt) <= FULL_MAX, cx.r.oversubscribed) {
-        (true, false) => Variant::Full,
-        (true, true) => Variant::Gather,
-        (false, _) => Variant::Blocks,
+    let len = span_len(count, dt);
+    let variant = match cx.r.oversubscribed {
+        false if len <= FULL_MAX => Variant::Full,
+        true if len <= gather_max() => Variant::Gather,
+        _ => Variant::Blocks,
     };
     let full = variant == Variant::Full;
     let mut temp = if out.contiguous() || !full {

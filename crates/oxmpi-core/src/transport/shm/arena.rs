@@ -394,16 +394,37 @@ pub(crate) fn fold_with<'s>(
         p
     };
     let lb = dt.true_lb();
-    let last = operand(n - 1);
-    // SAFETY: both ranges hold `len` bytes (checked) of the live mapping, this process's exclusive `acc` borrow, or a shared borrow; they do not overlap (checked); no Rust reference to a stage's bytes is live (invariants).
-    unsafe { std::ptr::copy_nonoverlapping(last, acc, len) };
-    for j in (0..n - 1).rev() {
-        let p = operand(j);
-        // SAFETY: both ranges cover the span of `c` elements of `dt` (checked), so shifted back by `true_lb` they cover `c` elements in dt's memory layout, as `apply` needs; readable / writable as in the copy above, and apart (checked).
-        unsafe { red.apply(p.wrapping_offset(-lb), acc.wrapping_offset(-lb), c)? };
+    // Blocks of elements of about FOLD_BLOCK bytes, each folded whole before the
+    // next: the accumulator's block stays in the first-level cache across the n
+    // operands instead of being written and read back from farther away per
+    // operand (every element still sees the same operands in the same order).
+    let per = if c == 1 {
+        1
+    } else {
+        (FOLD_BLOCK / ext as usize).max(1)
+    };
+    let mut e0 = 0;
+    while e0 < c {
+        let bc = per.min(c - e0);
+        let step = if c == 1 { 0 } else { ext as usize };
+        let off = e0 * step;
+        // The span from element e0 to the next block's first (to the end of the
+        // span for the last block): the blocks tile the span, gaps included.
+        let blen = if e0 + bc == c { len - off } else { bc * step };
+        // SAFETY: both ranges hold `len >= off + blen` bytes (checked) of the live mapping, this process's exclusive `acc` borrow, or a shared borrow; they do not overlap (checked); no Rust reference to a stage's bytes is live (invariants).
+        unsafe { std::ptr::copy_nonoverlapping(operand(n - 1).add(off), acc.add(off), blen) };
+        for j in (0..n - 1).rev() {
+            let (p, a) = (operand(j).wrapping_add(off), acc.wrapping_add(off));
+            // SAFETY: both ranges cover the span of elements e0..e0 + bc of `dt` (inside the checked `len`), so shifted back by `true_lb` they cover `bc` elements in dt's memory layout, as `apply` needs; readable / writable as in the copy above, and apart (checked).
+            unsafe { red.apply(p.wrapping_offset(-lb), a.wrapping_offset(-lb), bc)? };
+        }
+        e0 += bc;
     }
     Ok(())
 }
+
+/// Bytes of elements [`fold_with`] folds through every operand before moving on.
+const FOLD_BLOCK: usize = 8 * 1024;
 
 #[cfg(test)]
 mod tests {
