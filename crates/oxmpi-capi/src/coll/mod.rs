@@ -37,6 +37,7 @@ use crate::conv::{comm, committed, op};
 use crate::types::*;
 
 mod alltoall;
+mod empty;
 mod reduce;
 mod rooted;
 
