@@ -157,7 +157,7 @@ unsafe fn allgatherv_general<C: Count, D: Displ>(
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         if send_sig {
             let ext = rt.extent();
-            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| {
+            let blocks = rcs.iter().zip(ds.iter()).map(|(&k, &d)| {
                 dense_range(
                     (rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void,
                     k,
