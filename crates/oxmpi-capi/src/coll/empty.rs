@@ -111,14 +111,12 @@ pub(super) fn bcast<C: Count>(n: C, dt: MPI_Datatype, root: c_int, c: MPI_Comm) 
     intra(c).is_some_and(|cm| none_of(n, dt) && root_ok(cm, root))
 }
 
-/// MPI_Gather (`sb` MPI_IN_PLACE only at the root; the receive side matters there only).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn gather<C: Count>(
-    sb: *const c_void,
-    sc: C,
-    st: MPI_Datatype,
-    rc: C,
-    rt: MPI_Datatype,
+/// MPI_Gather and MPI_Scatter: `local` is every rank's own buffer, count and
+/// datatype (gather's send side, scatter's receive side; MPI_IN_PLACE only at the
+/// root), `(count, datatype)` the root's side, which matters there only.
+pub(super) fn rooted<C: Count>(
+    local: (*const c_void, C, MPI_Datatype),
+    at_root: (C, MPI_Datatype),
     root: c_int,
     c: MPI_Comm,
 ) -> bool {
@@ -126,32 +124,11 @@ pub(super) fn gather<C: Count>(
     if !root_ok(cm, root) {
         return false;
     }
+    let (buf, n, dt) = local;
     if cm.rank() == root {
-        (is_in_place(sb) || none_of(sc, st)) && none_of(rc, rt)
+        (is_in_place(buf) || none_of(n, dt)) && none_of(at_root.0, at_root.1)
     } else {
-        !is_in_place(sb) && none_of(sc, st)
-    }
-}
-
-/// MPI_Scatter (`rb` MPI_IN_PLACE only at the root; the send side matters there only).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn scatter<C: Count>(
-    sc: C,
-    st: MPI_Datatype,
-    rb: *const c_void,
-    rc: C,
-    rt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-) -> bool {
-    let Some(cm) = intra(c) else { return false };
-    if !root_ok(cm, root) {
-        return false;
-    }
-    if cm.rank() == root {
-        none_of(sc, st) && (is_in_place(rb) || none_of(rc, rt))
-    } else {
-        !is_in_place(rb) && none_of(rc, rt)
+        !is_in_place(buf) && none_of(n, dt)
     }
 }
 

@@ -62,7 +62,7 @@ pub(crate) unsafe fn gather<C: Count>(
     c: MPI_Comm,
     form: Form,
 ) -> c_int {
-    if matches!(form, Form::Blocking) && empty::gather(sb, sc, st, rc, rt, root, c) {
+    if matches!(form, Form::Blocking) && empty::rooted((sb, sc, st), (rc, rt), root, c) {
         return MPI_SUCCESS;
     }
     // SAFETY: this function's contract is `gather_general`'s.
@@ -188,7 +188,7 @@ pub(crate) unsafe fn scatter<C: Count>(
     c: MPI_Comm,
     form: Form,
 ) -> c_int {
-    if matches!(form, Form::Blocking) && empty::scatter(sc, st, rb, rc, rt, root, c) {
+    if matches!(form, Form::Blocking) && empty::rooted((rb, rc, rt), (sc, st), root, c) {
         return MPI_SUCCESS;
     }
     // SAFETY: this function's contract is `scatter_general`'s.
