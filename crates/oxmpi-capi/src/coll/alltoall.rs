@@ -16,6 +16,27 @@ pub(crate) unsafe fn allgather<C: Count>(
     form: Form,
     all_to_all: bool,
 ) -> c_int {
+    if matches!(form, Form::Blocking) && empty::allgather(sb, sc, st, rc, rt, c) {
+        return MPI_SUCCESS;
+    }
+    // SAFETY: this function's contract is `allgather_general`'s.
+    unsafe { allgather_general::<C>(sb, sc, st, rb, rc, rt, c, form, all_to_all) }
+}
+
+/// [`allgather`] past its 0-count exit, out of line (the exit pays none of its frame).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn allgather_general<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+    all_to_all: bool,
+) -> c_int {
     let call = match all_to_all {
         false => names(
             "MPI_Allgather",
@@ -90,6 +111,28 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     c: MPI_Comm,
     form: Form,
 ) -> c_int {
+    // SAFETY: `rcs` and `ds` have one entry per rank, as MPI_Allgatherv requires of its C caller.
+    if matches!(form, Form::Blocking) && unsafe { empty::allgatherv(sb, sc, st, rcs, ds, rt, c) } {
+        return MPI_SUCCESS;
+    }
+    // SAFETY: this function's contract is `allgatherv_general`'s.
+    unsafe { allgatherv_general::<C, D>(sb, sc, st, rb, rcs, ds, rt, c, form) }
+}
+
+/// [`allgatherv`] past its 0-count exit, out of line (the exit pays none of its frame).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn allgatherv_general<C: Count, D: Displ>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rb: *mut c_void,
+    rcs: *const C,
+    ds: *const D,
+    rt: MPI_Datatype,
+    c: MPI_Comm,
+    form: Form,
+) -> c_int {
     let call = names(
         "MPI_Allgatherv",
         "MPI_Iallgatherv",
@@ -114,7 +157,7 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         if send_sig {
             let ext = rt.extent();
-            let blocks = rcs.iter().zip(&ds).map(|(&k, &d)| {
+            let blocks = rcs.iter().zip(ds.iter()).map(|(&k, &d)| {
                 dense_range(
                     (rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void,
                     k,

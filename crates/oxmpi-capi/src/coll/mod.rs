@@ -37,6 +37,7 @@ use crate::conv::{comm, committed, op};
 use crate::types::*;
 
 mod alltoall;
+mod empty;
 mod reduce;
 mod rooted;
 
@@ -140,6 +141,60 @@ fn dtype_if(
     }
 }
 
+/// How many entries of a v form's counts or displacements [`Small`] keeps on the
+/// stack.
+const SMALL: usize = 16;
+
+/// A v form's counts or displacements converted for the engine (`usize`,
+/// `isize`): on the stack up to [`SMALL`] entries, so a call on up to 16 ranks
+/// allocates none of its arrays (an MPI_Alltoallv made four `Vec`s a call, ~1,100
+/// instructions with their frees; bench/PROFILE.md zero28), on the heap beyond.
+pub(crate) enum Small<T> {
+    Stack(usize, [T; SMALL]),
+    Heap(Vec<T>),
+}
+
+impl<T: Copy + Default> Small<T> {
+    /// `f(0), ..., f(n - 1)`, or the first error.
+    fn collect<E>(n: usize, mut f: impl FnMut(usize) -> Result<T, E>) -> Result<Self, E> {
+        if n == 0 {
+            // Not significant here (a rooted v form away from its root): nothing
+            // to fill, and an empty `Vec` allocates nothing.
+            Ok(Small::Heap(Vec::new()))
+        } else if n <= SMALL {
+            let mut a = [T::default(); SMALL];
+            for (i, slot) in a[..n].iter_mut().enumerate() {
+                *slot = f(i)?;
+            }
+            Ok(Small::Stack(n, a))
+        } else {
+            (0..n)
+                .map(f)
+                .collect::<Result<Vec<T>, E>>()
+                .map(Small::Heap)
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Small<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            Small::Stack(n, a) => &a[..*n],
+            Small::Heap(v) => v,
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for Small<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Small::Stack(n, a) => &mut a[..*n],
+            Small::Heap(v) => v,
+        }
+    }
+}
+
 /// A counts array of `n` entries; a negative entry is MPI_ERR_COUNT naming it.
 ///
 /// # Safety
@@ -149,22 +204,19 @@ pub(crate) unsafe fn counts<C: Count>(
     arg: &str,
     p: *const C,
     n: usize,
-) -> R<Vec<usize>> {
+) -> R<Small<usize>> {
     // SAFETY: this function's contract is `array`'s.
     let v = unsafe { array(call, arg, p, n)? };
     // The element's name is formatted only for an error message: a format! per
     // element was 70% of a 2-rank MPI_Alltoallv with zero counts (8,900
     // instructions a call; callgrind, bench/PROFILE.md).
-    v.iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let w = c.wide();
-            match usize::try_from(w) {
-                Ok(u) if u <= isize::MAX as usize => Ok(u),
-                _ => to_usize(call, &format!("{arg}[{i}]"), c),
-            }
-        })
-        .collect()
+    Small::collect(v.len(), |i| {
+        let c = v[i];
+        match usize::try_from(c.wide()) {
+            Ok(u) if u <= isize::MAX as usize => Ok(u),
+            _ => to_usize(call, &format!("{arg}[{i}]"), c),
+        }
+    })
 }
 
 /// A displacements array of `n` ints or addresses.
@@ -176,12 +228,10 @@ pub(crate) unsafe fn displs<D: Displ>(
     arg: &str,
     p: *const D,
     n: usize,
-) -> R<Vec<isize>> {
+) -> R<Small<isize>> {
     // SAFETY: this function's contract is `array`'s.
-    Ok(unsafe { array(call, arg, p, n)? }
-        .iter()
-        .map(|&d| d.addr())
-        .collect())
+    let v = unsafe { array(call, arg, p, n)? };
+    Small::collect(v.len(), |i| Ok(v[i].addr()))
 }
 
 /// An array of `n` datatype handles, each committed.

@@ -93,6 +93,15 @@ fn fast_datatypes() -> &'static [FastDatatype] {
     })
 }
 
+/// The predefined datatype of handle `h` when its elements lie back to back
+/// (every predefined datatype but MPI_LB/MPI_UB and the pair types with a gap):
+/// [`fast_datatypes`]' one indexed load, `None` for every other handle, which
+/// the general look-up ([`committed`]) then answers or reports.
+#[inline]
+pub fn fast_datatype(h: MPI_Datatype) -> Option<&'static Datatype> {
+    fast_datatypes().get(h)?.as_ref().map(|&(dt, _)| dt)
+}
+
 pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
     let e = runtime::engine()?;
     match h {

@@ -104,6 +104,23 @@ pub fn run(b: Builder, call: &str) -> Result<()> {
     })
 }
 
+/// The one rule for a collective with nothing to move. `empty`: the call's type
+/// signature is empty on every rank, decided from its checked arguments alone
+/// (signatures that match, or arrays that are the same on every rank: a count of
+/// 0, a 0-byte type, `recvcounts` all 0), never from one rank's own blocks (a v
+/// form's). Then the call returns right after its argument checks, on every rank
+/// alike: no hang-report record (`diag::coll`; the per-communicator sequence
+/// numbers stay in step because every rank skips the same calls, and a call
+/// that returns at once never blocks), no selection, no schedule, no tag.
+/// Checked or synchronized collectives (`OXMPI_CHECK`, `OXMPI_SYNC_COLLECTIVES`)
+/// still meet in `diag::coll` first. The blocking entries' early returns ask
+/// this, and so does the C layer's 0-count entry (`oxmpi-capi` `coll/empty.rs`),
+/// which answers before the general path only where this says so.
+#[inline]
+pub fn nothing_to_move(empty: bool) -> bool {
+    empty && !crate::diag::coll_checked()
+}
+
 pub(crate) use select::FORCEABLE;
 
 /// The algorithms `OXMPI_<OP>_ALGORITHM` may name for collective `op` of

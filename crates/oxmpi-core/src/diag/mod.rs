@@ -132,11 +132,13 @@ pub fn checking() -> bool {
 /// Whether collectives are checked or synchronized across ranks
 /// (`OXMPI_CHECK`, `OXMPI_SYNC_COLLECTIVES`): then even a call with nothing to
 /// move goes through [`coll`] (its empty-call exit comes after it).
+#[inline]
 pub fn coll_checked() -> bool {
     let (check, sync) = mode();
     check || sync
 }
 
+#[inline]
 fn mode() -> (bool, bool) {
     *MODE.get_or_init(|| {
         let on = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0");

@@ -180,6 +180,19 @@ pub fn is_finalized() -> bool {
 
 /// Whether the World model is active (between MPI_Init and MPI_Finalize), so
 /// that MPI_COMM_WORLD and MPI_COMM_SELF may be used.
+/// The engine while the World model is active (between MPI_Init and
+/// MPI_Finalize), `None` otherwise: [`engine`] and [`world_active`] in a few
+/// inlined loads, for the C layer's early exits, which leave every error to
+/// the general path.
+#[inline]
+pub fn world_engine() -> Option<&'static Engine> {
+    if DOWN.load(Ordering::Acquire) || !world_active() {
+        return None;
+    }
+    ENGINE.get()
+}
+
+#[inline]
 pub fn world_active() -> bool {
     WORLD.load(Ordering::Acquire) == WORLD_ACTIVE
 }

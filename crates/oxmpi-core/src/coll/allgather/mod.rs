@@ -222,7 +222,6 @@ pub(crate) fn allgather(
     const CALL: &str = "MPI_Allgather";
     let a = args(CALL, &send, &recv, None, &[], recvcount, comm)?;
     let (sendbuf, sendcount, sendtype, recvtype) = (a.send, a.sendcount, a.sendtype, a.recvtype);
-    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -236,11 +235,13 @@ pub(crate) fn allgather(
     } else {
         0
     };
+    // Zero-byte blocks, arguments checked (on every rank: the signatures match).
+    if super::nothing_to_move(checked && blk == 0) {
+        return Ok(());
+    }
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     if checked && blk == 0 {
-        // Zero-byte blocks, arguments checked (on every rank: the signatures
-        // match): no communication. The blocking tag the schedule's run would
-        // take, so that the sequence stays in step with any rank that runs one.
-        comm.next_blocking_coll_tag();
+        // Checked collectives: after the record, as every rank does.
         return Ok(());
     }
     if blk > 0 {
@@ -368,11 +369,10 @@ pub(crate) fn allgatherv(
     const CALL: &str = "MPI_Allgatherv";
     let a = args(CALL, &send, &recv, Some(recvcounts), displs, 0, comm)?;
     let (sendbuf, sendcount, sendtype, recvtype) = (a.send, a.sendcount, a.sendtype, a.recvtype);
-    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     // Zero-byte blocks everywhere (every rank has the same `recvcounts`; the
-    // displacements, which may differ, do not matter): nothing to move. The
-    // blocking tag as the schedule's run takes it, whichever way a rank gets here.
+    // displacements, which may differ, do not matter): nothing to move, and no
+    // rank takes a tag (none runs a schedule for these counts).
     let empty = !comm.is_inter()
         && recvcounts.len() >= n
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -383,8 +383,11 @@ pub(crate) fn allgatherv(
             || (util::check_type(CALL, "sendtype", sendtype).is_ok()
                 && util::check_count(CALL, "sendcount", sendcount, sendtype).is_ok()
                 && util::packed_len(sendcount, sendtype) == 0));
+    if super::nothing_to_move(empty) {
+        return Ok(());
+    }
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     if empty {
-        comm.next_blocking_coll_tag();
         return Ok(());
     }
     // Equal counts at an allgather's displacements (what OSU's osu_allgatherv and

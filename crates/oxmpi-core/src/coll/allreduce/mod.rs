@@ -231,11 +231,16 @@ pub fn allreduce(
     if let Some(s) = &send {
         api::same_layout("MPI_Allreduce", s, &recv)?;
     }
+    let checked = !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok();
+    // An empty type signature, the same on every rank: all return here without
+    // communicating (and without a tag, on every rank alike).
+    let empty = checked && (count == 0 || dt.size() == 0);
+    if super::nothing_to_move(empty) {
+        return Ok(());
+    }
     let _diag = crate::diag::coll("MPI_Allreduce", comm, None, count, Some(dt), Some(op))?;
-    if !comm.is_inter() && check_args("MPI_Allreduce", comm, count, dt, op).is_ok() {
-        if count == 0 || dt.size() == 0 {
-            // An empty type signature, the same on every rank: all return here
-            // without communicating (and without a tag, on every rank alike).
+    if checked {
+        if empty {
             return Ok(());
         }
         if let Some(k) = super::shm::chunk_elems(count, dt) {

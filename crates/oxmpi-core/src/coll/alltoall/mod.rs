@@ -254,7 +254,6 @@ pub(crate) fn alltoall(
     const CALL: &str = "MPI_Alltoall";
     let a = args(CALL, &send, sendcount, &recv, recvcount, comm)?;
     let (sendbuf, sendtype, recvtype) = (a.send, a.sendtype, a.recvtype);
-    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     let n = comm.size() as usize;
     let checked = !comm.is_inter()
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
@@ -268,10 +267,13 @@ pub(crate) fn alltoall(
     } else {
         0
     };
+    // Zero-byte blocks, arguments checked (on every rank: the signatures match).
+    if super::nothing_to_move(checked && blk == 0) {
+        return Ok(());
+    }
+    let _diag = crate::diag::coll(CALL, comm, None, sendcount, Some(sendtype), None)?;
     if checked && blk == 0 {
-        // Zero-byte blocks, arguments checked (on every rank: the signatures
-        // match): no communication; the blocking tag as the schedule's run takes it.
-        comm.next_blocking_coll_tag();
+        // Checked collectives: after the record, as every rank does.
         return Ok(());
     }
     if blk > 0 {

@@ -149,7 +149,7 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
     // Nothing to move (on every rank: the type signatures match): no record, no
     // selection, no schedule, no tag (every rank skips the same calls). Checked
     // collectives still meet in `diag::coll` first.
-    if checked && bytes == 0 && !crate::diag::coll_checked() {
+    if super::nothing_to_move(checked && bytes == 0) {
         return Ok(());
     }
     let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;

@@ -243,7 +243,7 @@ pub(crate) fn rooted_blk(
 /// so no record, selection, session or tag on any rank; checked collectives
 /// (`diag::coll_checked`) still meet first.
 pub(crate) fn rooted_empty(blk: Option<usize>) -> bool {
-    blk == Some(0) && !crate::diag::coll_checked()
+    super::nothing_to_move(blk == Some(0))
 }
 
 /// See [`rooted_shortcut`].

@@ -438,15 +438,19 @@ pub fn reduce(
 ) -> Result<()> {
     const CALL: &str = "MPI_Reduce";
     let (count, dt) = api::reduce_args(CALL, &send, &recv, root, comm)?;
-    let _diag = crate::diag::coll(CALL, comm, Some(root), count, Some(dt), Some(op))?;
-    if !comm.is_inter()
+    let checked = !comm.is_inter()
         && check_args(CALL, comm, count, dt, op).is_ok()
         && super::check_root(CALL, comm, root).is_ok()
-        && (send.is_some() || comm.rank() == root)
-    {
-        if count == 0 || dt.size() == 0 {
-            // An empty type signature, the same on every rank: all return here
-            // without communicating (and without a tag, on every rank alike).
+        && (send.is_some() || comm.rank() == root);
+    // An empty type signature, the same on every rank: all return here without
+    // communicating (and without a tag, on every rank alike).
+    let empty = checked && (count == 0 || dt.size() == 0);
+    if super::nothing_to_move(empty) {
+        return Ok(());
+    }
+    let _diag = crate::diag::coll(CALL, comm, Some(root), count, Some(dt), Some(op))?;
+    if checked {
+        if empty {
             return Ok(());
         }
         if let Some(k) = super::shm::chunk_elems(count, dt) {

@@ -102,6 +102,12 @@ pub fn scan(
         api::same_layout("MPI_Scan", s, &recv)?;
     }
     let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    // An empty type signature, the same on every rank.
+    let empty =
+        (count == 0 || dt.size() == 0) && check_args("MPI_Scan", comm, count, dt, op).is_ok();
+    if super::nothing_to_move(empty) {
+        return Ok(());
+    }
     let _diag = crate::diag::coll("MPI_Scan", comm, None, count, Some(dt), Some(op))?;
     let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     super::run(
@@ -157,6 +163,12 @@ pub fn exscan(
         api::same_layout("MPI_Exscan", s, &recv)?;
     }
     let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    // An empty type signature, the same on every rank.
+    let empty =
+        (count == 0 || dt.size() == 0) && check_args("MPI_Exscan", comm, count, dt, op).is_ok();
+    if super::nothing_to_move(empty) {
+        return Ok(());
+    }
     let _diag = crate::diag::coll("MPI_Exscan", comm, None, count, Some(dt), Some(op))?;
     let (sendbuf, recvbuf) = (send.map(|s| s.ptr()), recv.ptr());
     super::run(
