@@ -178,8 +178,6 @@ pub fn is_finalized() -> bool {
     WORLD.load(Ordering::Acquire) == WORLD_DONE
 }
 
-/// Whether the World model is active (between MPI_Init and MPI_Finalize), so
-/// that MPI_COMM_WORLD and MPI_COMM_SELF may be used.
 /// The engine while the World model is active (between MPI_Init and
 /// MPI_Finalize), `None` otherwise: [`engine`] and [`world_active`] in a few
 /// inlined loads, for the C layer's early exits, which leave every error to
@@ -192,6 +190,8 @@ pub fn world_engine() -> Option<&'static Engine> {
     ENGINE.get()
 }
 
+/// Whether the World model is active (between MPI_Init and MPI_Finalize), so
+/// that MPI_COMM_WORLD and MPI_COMM_SELF may be used.
 #[inline]
 pub fn world_active() -> bool {
     WORLD.load(Ordering::Acquire) == WORLD_ACTIVE
