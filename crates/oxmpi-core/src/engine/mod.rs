@@ -497,16 +497,6 @@ pub(super) fn env_bytes(var: &str, floor: usize, default: usize) -> usize {
 /// `OXMPI_PULL_MIN` overrides it.
 pub(crate) const SHM_PULL_MIN: usize = 4096;
 
-/// Whether this host's ranks (`paths` on shared memory, and ourselves) outnumber
-/// the cores we may run on.
-fn crowded(paths: &[(Path, i32)]) -> bool {
-    let local = paths
-        .iter()
-        .filter(|(p, _)| matches!(p, Path::Shm { .. } | Path::SelfLoop))
-        .count();
-    local > std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// Unexpected eager messages up to this size get a recycled buffer of exactly
 /// this capacity.
 const SPARE_EAGER_CAP: usize = 256;
@@ -514,11 +504,14 @@ const SPARE_EAGER_CAP: usize = 256;
 const SPARE_EAGER_MAX: usize = 64;
 
 impl State {
+    /// `oversubscribed`: this host's ranks outnumber the cores they may run on
+    /// (the start-up's one reading of it, `Engine::oversubscribed`).
     pub(crate) fn new(
         me: u32,
         paths: Vec<(Path, i32)>,
         shm: Option<&'static ShmSegment>,
         tcp: Option<TcpTransport>,
+        oversubscribed: bool,
     ) -> State {
         let cma_allowed = std::env::var("OXMPI_NO_CMA").is_err() && cma::probe_cma();
         // All ranks on this host and single copies possible: the shared-memory
@@ -542,7 +535,7 @@ impl State {
             // ranks on 2 cores, alltoallv 32 KiB 25.5 -> 20.7 us, alltoall
             // 128 KiB 75 -> 63).
             shared_copy: cma_allowed
-                && std::env::var("OXMPI_SHARED_COPY").map_or(!crowded(&paths), |v| v != "0"),
+                && std::env::var("OXMPI_SHARED_COPY").map_or(!oversubscribed, |v| v != "0"),
             shm_stream_max: shm_stream_max(),
             pull_min: if all_local {
                 env_bytes("OXMPI_PULL_MIN", 0, SHM_PULL_MIN)

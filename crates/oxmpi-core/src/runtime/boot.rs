@@ -394,7 +394,7 @@ pub(super) fn boot(
         idle_tests: std::sync::atomic::AtomicU32::new(0),
         yield_gate: Default::default(),
         has_tcp: AtomicBool::new(tcp.is_some()),
-        state: Mutex::new(State::new(rank, paths, shm, tcp)),
+        state: Mutex::new(State::new(rank, paths, shm, tcp, oversubscribed)),
         bell,
         rank,
         size,
