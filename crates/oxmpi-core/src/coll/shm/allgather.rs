@@ -34,11 +34,7 @@ pub(crate) fn allgather(
         if cx.r.oversubscribed {
             // A counted step: the last to arrive wakes everyone with one call
             // (each flag ringing every sleeper cost n - 1 wake-ups per rank).
-            if cx.arrive() {
-                cx.publish_release(s);
-            } else {
-                cx.wait_release(s);
-            }
+            cx.counted_step(s);
         } else {
             cx.ring_when_complete(Counter::Flag, s, None);
             cx.wait_all(Counter::Flag, s);

@@ -62,11 +62,7 @@ pub(crate) fn alltoall(
         }
         cx.set(Counter::Flag, s);
         if cx.r.oversubscribed {
-            if cx.arrive() {
-                cx.publish_release(s);
-            } else {
-                cx.wait_release(s);
-            }
+            cx.counted_step(s);
         } else {
             cx.ring_others();
             cx.wait_all(Counter::Flag, s);

@@ -18,8 +18,8 @@ use std::sync::atomic::Ordering;
 pub(crate) fn barrier(mut sess: Session<'_>) {
     let mut cx = sess.ctx();
     let s = cx.next();
-    let last = cx.arrive();
     if cx.r.oversubscribed {
+        let last = cx.arrive();
         if cx.me == 0 {
             if !last {
                 let (arrive, goal) = (cx.area().arrive(), cx.r.counted * cx.n as u64);
@@ -32,10 +32,8 @@ pub(crate) fn barrier(mut sess: Session<'_>) {
             }
             cx.wait_release(s);
         }
-    } else if last {
-        cx.publish_release(s);
     } else {
-        cx.wait_release(s);
+        cx.counted_step(s);
     }
     // Everyone arrived at s, so everyone completed s - 1.
     cx.learn(s - 1);

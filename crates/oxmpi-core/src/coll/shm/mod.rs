@@ -566,6 +566,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// A counted step `s` with no work for the last arrival: it publishes the
+    /// release (one wake-up for everyone), the others wait for it.
+    fn counted_step(&mut self, s: u64) {
+        if self.arrive() {
+            self.publish_release(s);
+        } else {
+            self.wait_release(s);
+        }
+    }
+
     /// Arrives at the next counted step: whether this rank is the last to.
     fn arrive(&mut self) -> bool {
         self.r.counted += 1;
