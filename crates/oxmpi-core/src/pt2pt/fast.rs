@@ -20,10 +20,35 @@ pub fn isend_contig(
     dest: i32,
     tag: i32,
 ) -> Result<Request> {
-    const CALL: &str = "MPI_Isend";
+    // `data` is borrowed for 'static: it outlives the request.
+    start_send_contig(
+        "MPI_Isend",
+        comm,
+        RawBuf::from_slice(data),
+        dest,
+        tag,
+        SendMode::Standard,
+        Some(dt),
+    )
+}
+
+/// The immediate send of the contiguous bytes `data` ([`isend_contig`] and
+/// [`isend_bytes`]): the tag and destination checks, then the engine's start, with
+/// the signature of `dt` (none for the Rust API's bytes); errors name `call`.
+/// Inlined into both: they are the message-rate path.
+#[inline(always)]
+fn start_send_contig(
+    call: &'static str,
+    comm: &Comm,
+    data: RawBuf,
+    dest: i32,
+    tag: i32,
+    mode: SendMode,
+    dt: Option<&Datatype>,
+) -> Result<Request> {
     let e = engine()?;
-    check_send_tag(CALL, tag)?;
-    let peer = check_dest(CALL, comm, dest)?;
+    check_send_tag(call, tag)?;
+    let peer = check_dest(call, comm, dest)?;
     let env = Envelope {
         context: comm.context(),
         source: comm.rank(),
@@ -32,11 +57,11 @@ pub fn isend_contig(
     e.with_state(|st| match peer {
         None => Ok(st.done_request(Status::EMPTY)),
         Some(peer) => {
-            let sig = st.sig_of(dt);
-            st.start_send_sig(peer, env, RawBuf::from_slice(data), SendMode::Standard, sig)
+            let sig = dt.map_or(0, |dt| st.sig_of(dt));
+            st.start_send_sig(peer, env, data, mode, sig)
         }
     })
-    .map_err(|err| rename(err, CALL))
+    .map_err(|err| rename(err, call))
 }
 
 /// The safe Rust API's immediate send (`mode`) of the contiguous bytes `data`,
@@ -54,23 +79,17 @@ pub fn isend_bytes<'a>(
     tag: i32,
     mode: SendMode,
 ) -> Result<crate::buf::Handle<'a>> {
-    let call = send_call_name(mode, true);
-    let e = engine()?;
-    check_send_tag(call, tag)?;
-    let peer = check_dest(call, comm, dest)?;
-    let env = Envelope {
-        context: comm.context(),
-        source: comm.rank(),
+    // `data` is borrowed for 'a, which `keeper` keeps from ending before the
+    // request completes.
+    let r = start_send_contig(
+        send_call_name(mode, true),
+        comm,
+        RawBuf::from_slice(data),
+        dest,
         tag,
-    };
-    let r = e
-        .with_state(|st| match peer {
-            None => Ok(st.done_request(Status::EMPTY)),
-            // `data` is borrowed for 'a, which `keeper` keeps from ending before the
-            // request completes.
-            Some(peer) => st.start_send_sig(peer, env, RawBuf::from_slice(data), mode, 0),
-        })
-        .map_err(|err| rename(err, call))?;
+        mode,
+        None,
+    )?;
     keeper.enter(r);
     Ok(crate::buf::Handle::adopt(r))
 }
