@@ -409,8 +409,9 @@ pub(crate) struct State {
     pub(crate) check_sigs: bool,
     /// Whether we may write into local peers' memory to help them receive (CMA
     /// works, and `OXMPI_SHARED_COPY` is `1`, or unset on a host whose ranks do not
-    /// outnumber its cores); also whether we ask for help.
-    shared_copy: bool,
+    /// outnumber its cores); also whether we ask for help. MPI_T's
+    /// `OXMPI_SHARED_COPY` reports it (the effective setting, not the variable).
+    pub(crate) shared_copy: bool,
     /// Receives being copied together with their senders.
     shared_copies: Vec<SharedCopy>,
     /// Rendezvous messages from shared-memory peers up to this size are streamed

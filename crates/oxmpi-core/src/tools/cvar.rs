@@ -111,6 +111,10 @@ pub fn cvar_read(i: usize) -> ToolResult<CvarValue> {
                 .unwrap_or(default),
         ),
         Setting::HangAfter => CvarValue::Double(crate::diag::hang_after().as_secs_f64()),
+        Setting::SharedCopy => CvarValue::Int(engine().map_or_else(
+            || env_flag("OXMPI_SHARED_COPY", FlagRule::OnUnlessZero),
+            |e| e.with_state(|st| st.shared_copy),
+        ) as i32),
         Setting::Spin => CvarValue::Int(
             engine().map_or_else(|| env_u32("OXMPI_SPIN", 20_000), |e| e.spin) as i32,
         ),

@@ -126,6 +126,10 @@ pub(super) enum Setting {
     /// A number read from the environment at start-up (default if unset).
     EnvNumber(&'static str, f64),
     HangAfter,
+    /// The engine's shared copy as it runs (off by default on a host whose ranks
+    /// outnumber its cores, CMA missing or `OXMPI_NO_CMA`); before MPI_Init,
+    /// `OXMPI_SHARED_COPY` (on unless "0").
+    SharedCopy,
     Spin,
     Yields,
     Transport,
@@ -388,7 +392,7 @@ fn build() -> Registry {
         Some(0),
         Readonly,
         1,
-        Setting::EnvFlag("OXMPI_SHARED_COPY", FlagRule::OnUnlessZero),
+        Setting::SharedCopy,
     );
 
     let mut pvars = Vec::new();

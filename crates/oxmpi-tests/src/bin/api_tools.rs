@@ -43,6 +43,19 @@ fn main() {
         CvarValue::Str(s) if s == "tcp" => "tcp",
         _ => "shm",
     };
+    // The shared copy's setting as the engine runs it: off where this host's ranks
+    // outnumber its cores unless OXMPI_SHARED_COPY=1 (every rank here is on one host),
+    // and off with OXMPI_SHARED_COPY=0.
+    let shared_copy = tools.control_variable("OXMPI_SHARED_COPY").unwrap().read();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let env = std::env::var("OXMPI_SHARED_COPY").ok();
+    if env.as_deref() == Some("0") || (env.is_none() && size as usize > cpus) {
+        check!(
+            me,
+            matches!(shared_copy, CvarValue::Int(0)),
+            "OXMPI_SHARED_COPY reads {shared_copy:?} with {size} ranks on {cpus} cores (env {env:?})"
+        );
+    }
     let session = tools.session();
     for p in tools.performance_variables() {
         let h = match p.bind() {
