@@ -105,6 +105,12 @@ pub struct Func {
     /// `MPI_Request *request`, or `Form::persistent(info, request)` for one ending in
     /// `MPI_Info info, MPI_Request *request`, and `params` the parameters before them.
     pub coll: Option<(String, Vec<String>)>,
+    /// For `coll` lines annotated `empty(CHECK, ARG...)` after `coll(...)`: the 0-count
+    /// exit. The generated `PMPI_x` asks `crate::coll::empty::CHECK(ARG...)` (the named
+    /// parameters, in that order) first, through `crate::coll::entry`: a call that moves
+    /// nothing on any rank returns there (the immediate form with a complete request),
+    /// before the area's general body. `(CHECK, ARGS)` as written.
+    pub empty: Option<(String, Vec<String>)>,
 }
 
 pub struct Abi {
@@ -144,7 +150,25 @@ pub fn parse(text: &str) -> Abi {
                     .unwrap_or_else(|| panic!("abi.txt:{}: no `)`", no + 1));
                 let (proto, notes) = (&rest[..=close], rest[close + 1..].trim());
                 let mut f = parse_fn(proto, kw == "extfn", no + 1);
-                let mut notes = notes;
+                // `coll(...) empty(CHECK, ARG...)`: the 0-count exit, split off first.
+                let (mut notes, empty) = match notes.split_once(" empty(") {
+                    Some((n, e)) => {
+                        let e = e.strip_suffix(')').unwrap_or_else(|| {
+                            panic!("abi.txt:{}: want empty(CHECK, ARG...) last", no + 1)
+                        });
+                        let mut it = e.split(',').map(|a| a.trim().to_string());
+                        let check = it.next().unwrap_or_default();
+                        let args: Vec<String> = it.collect();
+                        assert!(
+                            !check.is_empty()
+                                && args.iter().all(|a| f.params.iter().any(|p| &p.name == a)),
+                            "abi.txt:{}: empty(CHECK, ARG...) names parameters of the call",
+                            no + 1
+                        );
+                        (n.trim(), Some((check, args)))
+                    }
+                    None => (notes, None),
+                };
                 for kind in ["hot", "coll"] {
                     let Some(list) = notes
                         .strip_prefix(kind)
@@ -170,6 +194,12 @@ pub fn parse(text: &str) -> Abi {
                     }
                     notes = "";
                 }
+                assert!(
+                    empty.is_none() || f.coll.is_some(),
+                    "abi.txt:{}: empty(...) follows a coll(...) annotation",
+                    no + 1
+                );
+                f.empty = empty;
                 while !notes.is_empty() {
                     let (kind, list, rest) = notes
                         .split_once('(')
@@ -434,6 +464,7 @@ fn parse_fn(s: &str, ext: bool, line: usize) -> Func {
         route: None,
         hot: None,
         coll: None,
+        empty: None,
     }
 }
 
@@ -1056,16 +1087,35 @@ pub fn rust_coll(abi: &Abi) -> String {
         let args: Vec<String> = f.params[..at]
             .iter()
             .map(|p| p.name.clone())
-            .chain(std::iter::once(form))
+            .chain(std::iter::once(form.clone()))
             .chain(extra.iter().cloned())
             .collect();
+        let call = match &f.empty {
+            None => format!("crate::pmpi::{body}({})", args.join(", ")),
+            Some((check, cargs)) => {
+                let comm = f.params.iter().find(|p| p.ctype == "MPI_Comm").unwrap();
+                let general: Vec<&str> = f.params[..at]
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .chain(std::iter::once("form"))
+                    .chain(extra.iter().map(String::as_str))
+                    .collect();
+                format!(
+                    "crate::coll::entry(\n        {form},\n        {comm},\n        \
+                     || crate::coll::empty::{check}({cargs}),\n        \
+                     |form| crate::pmpi::{body}({general}),\n    )",
+                    comm = comm.name,
+                    cargs = cargs.join(", "),
+                    general = general.join(", "),
+                )
+            }
+        };
         r.push_str(&format!(
             "#[no_mangle]\npub unsafe extern \"C\" fn P{name}({params}) -> c_int {{\n    \
-             // SAFETY: the C caller's arguments, passed on: the shared body needs of them what {name}'s MPI contract demands.\n    \
-             unsafe {{ crate::pmpi::{body}({args}) }}\n}}\n",
+             // SAFETY: the C caller's arguments, passed on: the shared body (and the 0-count exit) need of them what {name}'s MPI contract demands.\n    \
+             unsafe {{ {call} }}\n}}\n",
             name = f.name,
             params = params.join(", "),
-            args = args.join(", "),
         ));
     }
     r

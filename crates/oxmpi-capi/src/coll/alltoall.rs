@@ -4,29 +4,11 @@ use super::*;
 
 // ----- allgather, alltoall -------------------------------------------------------------
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgather<C: Count>(
-    sb: *const c_void,
-    sc: C,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rc: C,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    form: Form,
-    all_to_all: bool,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::allgather(sb, sc, st, rc, rt, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `allgather_general`'s.
-    unsafe { allgather_general::<C>(sb, sc, st, rb, rc, rt, c, form, all_to_all) }
-}
-
-/// [`allgather`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(allgather)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn allgather_general<C: Count>(
+pub(crate) unsafe fn allgather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -99,30 +81,11 @@ unsafe fn allgather_general<C: Count>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
-    sb: *const c_void,
-    sc: C,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rcs: *const C,
-    ds: *const D,
-    rt: MPI_Datatype,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    // SAFETY: `rcs` and `ds` have one entry per rank, as MPI_Allgatherv requires of its C caller.
-    if matches!(form, Form::Blocking) && unsafe { empty::allgatherv(sb, sc, st, rcs, ds, rt, c) } {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `allgatherv_general`'s.
-    unsafe { allgatherv_general::<C, D>(sb, sc, st, rb, rcs, ds, rt, c, form) }
-}
-
-/// [`allgatherv`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(allgatherv)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn allgatherv_general<C: Count, D: Displ>(
+pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,

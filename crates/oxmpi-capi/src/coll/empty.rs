@@ -1,8 +1,10 @@
-//! The 0-count blocking collectives, answered before the general entry.
+//! The 0-count collectives, answered before the general entry.
 //!
 //! A blocking collective whose type signature is empty on every rank returns
 //! right after its argument checks without a record, a selection or a tag
-//! (`oxmpi_core::coll::nothing_to_move`). Here that call is recognized from its C
+//! (`oxmpi_core::coll::nothing_to_move`); its immediate form takes its tag and
+//! gives the engine's complete request (`oxmpi_core::coll::started_empty`, what
+//! the general path's empty schedule comes to). Here that call is recognized from its C
 //! arguments alone, for the common case (MPI_COMM_WORLD or MPI_COMM_SELF,
 //! predefined datatypes whose elements lie back to back, predefined operations
 //! defined for them, a valid root, counts 0), without the general entry's
@@ -15,6 +17,17 @@
 //! (an error to report, another communicator, a derived datatype, MPI_IN_PLACE
 //! where it is not allowed, checked collectives, `--trace`) says `false` and
 //! goes the general way, which reports every error as before.
+//!
+//! Each check says whether the call is such a call; it is named in
+//! abi.txt's `empty(CHECK, ARG...)` annotation, which gives it its arguments; the
+//! generated `PMPI_x` asks it through [`super::entry`].
+//!
+//! The v forms whose emptiness no rank can see alone are not here: a gatherv or
+//! scatterv rank away from the root knows only its own block, and an alltoallv or
+//! alltoallw rank only the blocks it exchanges; their shared-memory paths meet
+//! every rank of the communicator (`shm::acquire_made`), so a rank with nothing of
+//! its own to move still takes part. allgatherv and reduce_scatter see every
+//! rank's count in `recvcounts`, the same everywhere, and are.
 
 use super::*;
 use crate::conv::lookup::fast_datatype;
@@ -25,7 +38,7 @@ use oxmpi_core::runtime;
 /// before MPI_Init, after MPI_Finalize, under `--trace` (every call is timed in
 /// `ffi`) and for checked or synchronized collectives (they meet in `diag::coll`).
 #[inline]
-fn intra(c: MPI_Comm) -> Option<&'static Comm> {
+pub(super) fn intra(c: MPI_Comm) -> Option<&'static Comm> {
     if c != MPI_COMM_WORLD && c != MPI_COMM_SELF {
         return None;
     }
@@ -107,14 +120,14 @@ unsafe fn all_zero<C: Count>(p: *const C, n: usize) -> bool {
     v.iter().all(|&k| k.wide() == 0)
 }
 
-pub(super) fn bcast<C: Count>(n: C, dt: MPI_Datatype, root: c_int, c: MPI_Comm) -> bool {
+pub(crate) fn bcast<C: Count>(n: C, dt: MPI_Datatype, root: c_int, c: MPI_Comm) -> bool {
     intra(c).is_some_and(|cm| none_of(n, dt) && root_ok(cm, root))
 }
 
 /// MPI_Gather and MPI_Scatter: `local` is every rank's own buffer, count and
 /// datatype (gather's send side, scatter's receive side; MPI_IN_PLACE only at the
 /// root), `(count, datatype)` the root's side, which matters there only.
-pub(super) fn rooted<C: Count>(
+fn rooted<C: Count>(
     local: (*const c_void, C, MPI_Datatype),
     at_root: (C, MPI_Datatype),
     root: c_int,
@@ -132,8 +145,34 @@ pub(super) fn rooted<C: Count>(
     }
 }
 
+/// MPI_Gather: the send side everywhere, the receive side at the root.
+pub(crate) fn gather<C: Count>(
+    sb: *const c_void,
+    sc: C,
+    st: MPI_Datatype,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+) -> bool {
+    rooted((sb, sc, st), (rc, rt), root, c)
+}
+
+/// MPI_Scatter: the receive side everywhere, the send side at the root.
+pub(crate) fn scatter<C: Count>(
+    sc: C,
+    st: MPI_Datatype,
+    rb: *const c_void,
+    rc: C,
+    rt: MPI_Datatype,
+    root: c_int,
+    c: MPI_Comm,
+) -> bool {
+    rooted((rb, rc, rt), (sc, st), root, c)
+}
+
 /// MPI_Allgather and MPI_Alltoall.
-pub(super) fn allgather<C: Count>(
+pub(crate) fn allgather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -149,7 +188,7 @@ pub(super) fn allgather<C: Count>(
 /// # Safety
 /// `rcs` and `ds` are NULL or hold one entry per rank (MPI_Allgatherv's contract).
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn allgatherv<C: Count, D: Displ>(
+pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -167,7 +206,7 @@ pub(super) unsafe fn allgatherv<C: Count, D: Displ>(
 }
 
 /// MPI_Reduce (`sb` MPI_IN_PLACE only at the root).
-pub(super) fn reduce<C: Count>(
+pub(crate) fn reduce<C: Count>(
     sb: *const c_void,
     n: C,
     dt: MPI_Datatype,
@@ -184,7 +223,7 @@ pub(super) fn reduce<C: Count>(
 }
 
 /// MPI_Allreduce, MPI_Scan, MPI_Exscan, MPI_Reduce_scatter_block.
-pub(super) fn whole<C: Count>(n: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> bool {
+pub(crate) fn whole<C: Count>(n: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) -> bool {
     intra(c).is_some() && none_of(n, dt) && op_ok(o, dt)
 }
 
@@ -192,7 +231,7 @@ pub(super) fn whole<C: Count>(n: C, dt: MPI_Datatype, o: MPI_Op, c: MPI_Comm) ->
 ///
 /// # Safety
 /// `rcs` is NULL or holds one count per rank (MPI_Reduce_scatter's contract).
-pub(super) unsafe fn reduce_scatter<C: Count>(
+pub(crate) unsafe fn reduce_scatter<C: Count>(
     rcs: *const C,
     dt: MPI_Datatype,
     o: MPI_Op,

@@ -37,7 +37,7 @@ use crate::conv::{comm, committed, op};
 use crate::types::*;
 
 mod alltoall;
-mod empty;
+pub(crate) mod empty;
 mod reduce;
 mod rooted;
 
@@ -320,6 +320,43 @@ impl Form {
             }
         }
     }
+}
+
+/// A collective's C entry with the 0-count exit (the `PMPI_x` of abi.txt's lines
+/// annotated `coll(BODY) empty(CHECK, ARG...)`): `empty` is the exit's check
+/// (`empty::CHECK`: whether the call moves nothing on any rank), `general` the
+/// area's body. The blocking form that moves nothing returns at once;
+/// the immediate form, with a request to store, gets a complete one: the
+/// non-blocking tag taken as the general path's empty schedule takes it, so ranks
+/// that went either way stay in step (`coll::started_empty`). The persistent form
+/// goes the general way (its plan is made once). `form` is a constant at every
+/// call, so each entry keeps only its form's arm.
+#[inline(always)]
+pub(crate) fn entry(
+    form: Form,
+    c: MPI_Comm,
+    empty: impl FnOnce() -> bool,
+    general: impl FnOnce(Form) -> c_int,
+) -> c_int {
+    match form {
+        Form::Blocking => {
+            if empty() {
+                return MPI_SUCCESS;
+            }
+        }
+        Form::Immediate(r) if !r.0.is_null() => {
+            // The check answers a bool (the blocking exit's cost); the communicator,
+            // MPI_COMM_WORLD or MPI_COMM_SELF there, is looked up again here.
+            if let Some(cm) = empty().then(|| empty::intra(c)).flatten() {
+                let h = crate::conv::new_p2p_request(coll::started_empty(cm), c);
+                // SAFETY: a `ReqOut` is made only by `Form::immediate`, whose contract is that the pointer is the C caller's OUT argument: writable (not NULL, checked above) and unaliased while the call runs.
+                unsafe { *r.0 = h };
+                return MPI_SUCCESS;
+            }
+        }
+        Form::Immediate(_) | Form::Persistent(..) => {}
+    }
+    general(form)
 }
 
 /// Runs the engine call of `form` over the call's buffers' descriptors `bufs` (made

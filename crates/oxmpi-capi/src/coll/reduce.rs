@@ -24,28 +24,11 @@ fn red_args<C: Count>(call: &str, c: MPI_Comm, n: C, dt: MPI_Datatype, o: MPI_Op
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce<C: Count>(
-    sb: *const c_void,
-    rb: *mut c_void,
-    n: C,
-    dt: MPI_Datatype,
-    o: MPI_Op,
-    root: c_int,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::reduce(sb, n, dt, o, root, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `reduce_general`'s.
-    unsafe { reduce_general::<C>(sb, rb, n, dt, o, root, c, form) }
-}
-
-/// [`reduce`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(reduce)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn reduce_general<C: Count>(
+pub(crate) unsafe fn reduce<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     n: C,
@@ -91,28 +74,11 @@ pub(crate) enum Whole {
     Exscan,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn whole<C: Count>(
-    sb: *const c_void,
-    rb: *mut c_void,
-    n: C,
-    dt: MPI_Datatype,
-    o: MPI_Op,
-    c: MPI_Comm,
-    form: Form,
-    kind: Whole,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::whole(n, dt, o, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `whole_general`'s.
-    unsafe { whole_general::<C>(sb, rb, n, dt, o, c, form, kind) }
-}
-
-/// [`whole`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(whole)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn whole_general<C: Count>(
+pub(crate) unsafe fn whole<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     n: C,
@@ -168,28 +134,11 @@ unsafe fn whole_general<C: Count>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce_scatter<C: Count>(
-    sb: *const c_void,
-    rb: *mut c_void,
-    rcs: *const C,
-    dt: MPI_Datatype,
-    o: MPI_Op,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    // SAFETY: `rcs` has one entry per rank, as MPI_Reduce_scatter requires of its C caller.
-    if matches!(form, Form::Blocking) && unsafe { empty::reduce_scatter(rcs, dt, o, c) } {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `reduce_scatter_general`'s.
-    unsafe { reduce_scatter_general::<C>(sb, rb, rcs, dt, o, c, form) }
-}
-
-/// [`reduce_scatter`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(reduce_scatter)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn reduce_scatter_general<C: Count>(
+pub(crate) unsafe fn reduce_scatter<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     rcs: *const C,
@@ -227,27 +176,11 @@ unsafe fn reduce_scatter_general<C: Count>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn reduce_scatter_block<C: Count>(
-    sb: *const c_void,
-    rb: *mut c_void,
-    rc: C,
-    dt: MPI_Datatype,
-    o: MPI_Op,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::whole(rc, dt, o, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `reduce_scatter_block_general`'s.
-    unsafe { reduce_scatter_block_general::<C>(sb, rb, rc, dt, o, c, form) }
-}
-
-/// [`reduce_scatter_block`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(reduce_scatter_block)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn reduce_scatter_block_general<C: Count>(
+pub(crate) unsafe fn reduce_scatter_block<C: Count>(
     sb: *const c_void,
     rb: *mut c_void,
     rc: C,

@@ -4,25 +4,11 @@ use super::*;
 
 // ----- broadcast, gather, scatter ------------------------------------------------------
 
-pub(crate) unsafe fn bcast<C: Count>(
-    buf: *mut c_void,
-    n: C,
-    dt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::bcast(n, dt, root, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `bcast_general`'s.
-    unsafe { bcast_general::<C>(buf, n, dt, root, c, form) }
-}
-
-/// [`bcast`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(bcast)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn bcast_general<C: Count>(
+pub(crate) unsafe fn bcast<C: Count>(
     buf: *mut c_void,
     n: C,
     dt: MPI_Datatype,
@@ -50,29 +36,11 @@ unsafe fn bcast_general<C: Count>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gather<C: Count>(
-    sb: *const c_void,
-    sc: C,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rc: C,
-    rt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::rooted((sb, sc, st), (rc, rt), root, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `gather_general`'s.
-    unsafe { gather_general::<C>(sb, sc, st, rb, rc, rt, root, c, form) }
-}
-
-/// [`gather`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(gather)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn gather_general<C: Count>(
+pub(crate) unsafe fn gather<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,
@@ -176,29 +144,11 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn scatter<C: Count>(
-    sb: *const c_void,
-    sc: C,
-    st: MPI_Datatype,
-    rb: *mut c_void,
-    rc: C,
-    rt: MPI_Datatype,
-    root: c_int,
-    c: MPI_Comm,
-    form: Form,
-) -> c_int {
-    if matches!(form, Form::Blocking) && empty::rooted((rb, rc, rt), (sc, st), root, c) {
-        return MPI_SUCCESS;
-    }
-    // SAFETY: this function's contract is `scatter_general`'s.
-    unsafe { scatter_general::<C>(sb, sc, st, rb, rc, rt, root, c, form) }
-}
-
-/// [`scatter`] past its 0-count exit, out of line (the exit pays none of its frame).
+/// The general body of `coll(scatter)` past the generated 0-count exit (`coll::entry`),
+/// out of line: the exit pays none of its frame.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-unsafe fn scatter_general<C: Count>(
+pub(crate) unsafe fn scatter<C: Count>(
     sb: *const c_void,
     sc: C,
     st: MPI_Datatype,

@@ -151,6 +151,38 @@ int main(int argc, char **argv)
     OK(MPI_Alltoallv(a2a_in, ones, offs, MPI_INT, a2a_out, ones, offs, MPI_INT, dup));
     for (int i = 0; i < size; i++)
         CHECK(a2a_out[i] == i * 100 + rank);
+    /* 0-count non-blocking calls where rank 0 passes MPI_INT (the C entry's 0-count
+     * exit) and the others a committed copy of it (the general path, an empty
+     * schedule): both take the call's tag, so non-blocking collectives with data
+     * afterwards still meet. */
+    MPI_Datatype intcopy;
+    OK(MPI_Type_contiguous(1, MPI_INT, &intcopy));
+    OK(MPI_Type_commit(&intcopy));
+    MPI_Datatype t = rank == 0 ? MPI_INT : intcopy;
+    int zin[4] = {1, 2, 3, 4}, zc[64], zd[64];
+    unsigned char zout[64];
+    memset(zout, SENTINEL, sizeof zout);
+    for (int i = 0; i < size; i++)
+        zc[i] = zd[i] = 0;
+    for (int i = 0; i < 20; i++) {
+        MPI_Request m[8];
+        int b = rank == i % size ? i : -1, gathered[64];
+        OK(MPI_Ibcast(zout, 0, t, i % size, MPI_COMM_WORLD, &m[0]));
+        OK(MPI_Iallreduce(zin, zout, 0, t, MPI_SUM, MPI_COMM_WORLD, &m[1]));
+        OK(MPI_Iallgatherv(zin, 0, t, zout, zc, zd, t, MPI_COMM_WORLD, &m[2]));
+        OK(MPI_Ireduce_scatter(zin, zout, zc, t, MPI_SUM, MPI_COMM_WORLD, &m[3]));
+        OK(MPI_Igather(zin, 0, t, zout, 0, t, 0, MPI_COMM_WORLD, &m[4]));
+        OK(MPI_Ibcast(&b, 1, MPI_INT, i % size, MPI_COMM_WORLD, &m[5]));
+        OK(MPI_Iallgather(&rank, 1, MPI_INT, gathered, 1, MPI_INT, MPI_COMM_WORLD, &m[6]));
+        OK(MPI_Iscan(zin, zout, 0, t, MPI_SUM, MPI_COMM_WORLD, &m[7]));
+        OK(MPI_Waitall(8, m, MPI_STATUSES_IGNORE));
+        CHECK(b == i);
+        for (int j = 0; j < size; j++)
+            CHECK(gathered[j] == j);
+    }
+    for (size_t i = 0; i < sizeof zout; i++)
+        CHECK(zout[i] == SENTINEL);
+    OK(MPI_Type_free(&intcopy));
     OK(MPI_Request_free(&p[0]));
     int psum = 0;
     OK(MPI_Allreduce_init(&one, &psum, 1, MPI_INT, MPI_SUM, dup, MPI_INFO_NULL, &p[0]));

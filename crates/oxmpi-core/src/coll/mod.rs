@@ -121,6 +121,17 @@ pub fn nothing_to_move(empty: bool) -> bool {
     empty && !crate::diag::coll_checked()
 }
 
+/// An immediate collective with nothing to move on any rank ([`nothing_to_move`]),
+/// started: what [`start`] makes of the empty schedule its general path builds, the
+/// non-blocking tag taken all the same (so later collectives line up on ranks that
+/// went either way) and the engine's one complete request. For the C layer's 0-count
+/// exit (`oxmpi-capi` `coll/empty.rs`), not while a persistent collective plans.
+#[inline]
+pub fn started_empty(comm: &Comm) -> Request {
+    comm.next_coll_tag();
+    Request::DONE
+}
+
 pub(crate) use select::FORCEABLE;
 
 /// The algorithms `OXMPI_<OP>_ALGORITHM` may name for collective `op` of
