@@ -191,6 +191,8 @@ impl Op {
     pub(crate) const ALLTOALLV: Op = Op(9);
     pub(crate) const REDUCE: Op = Op(11);
     pub(crate) const ALLREDUCE: Op = Op(12);
+    pub(crate) const REDUCE_SCATTER: Op = Op(13);
+    pub(crate) const REDUCE_SCATTER_BLOCK: Op = Op(14);
 
     /// The collective named `op` (a name of [`FORCEABLE`]).
     #[cfg(test)]
@@ -317,7 +319,9 @@ pub(crate) fn count_again(kept: &[(usize, usize)]) {
 
 /// Counts one call of `op` (a name of [`FORCEABLE`]) that ran `algorithm` of
 /// its table: for the paths that choose without [`choose`] (the shared-memory
-/// collectives, single-algorithm collectives).
+/// collectives, single-algorithm collectives). The per-call paths use
+/// [`ran_shm`]; the tests compare the two.
+#[cfg(test)]
 pub(crate) fn ran(op: &str, algorithm: &str) {
     if let Some(t) = table(op) {
         count(op_index(op), t, algorithm);
@@ -407,6 +411,8 @@ pub(crate) fn check_value(op: &str, value: Option<&str>) -> Result<Option<&'stat
 
 /// The algorithm forced for `op` (a name of [`FORCEABLE`]), if any: by MPI_T
 /// (`OXMPI_<OP>_ALGORITHM` as a control variable), else by the environment.
+/// The per-call paths use [`forced_op`]; the tests compare the two.
+#[cfg(test)]
 pub(crate) fn forced(op: &str) -> Result<Option<&'static str>> {
     forced_at(op, op_index(op))
 }

@@ -325,6 +325,19 @@ pub fn iallreduce<'a>(
     if let Some(s) = &send {
         api::same_layout("MPI_Iallreduce", s, &recv)?;
     }
+    // An empty type signature, the same on every rank (matched signatures):
+    // every rank returns the engine's complete request at once, with no
+    // schedule and no tag (so later collectives still line up), as the
+    // blocking form's `nothing_to_move`; not while a persistent collective's
+    // `_init` plans (it needs its schedule, even an empty one).
+    let (count, dt) = (recv.count(), api::dt(recv.datatype()));
+    if (count == 0 || dt.size() == 0)
+        && !super::planning()
+        && !comm.is_inter()
+        && super::nothing_to_move(check_args("MPI_Iallreduce", comm, count, dt, op).is_ok())
+    {
+        return Ok(Request::DONE);
+    }
     let (send, recv) = (send.map(|s| s.lend(scope)), recv.lend(scope));
     if let Some(r) = ishm(&send, &recv, op, comm)? {
         scope.enter(r);

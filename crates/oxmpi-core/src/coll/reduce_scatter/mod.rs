@@ -85,7 +85,7 @@ pub(crate) static TABLE: Table = Table {
 #[allow(clippy::too_many_arguments)]
 fn try_shm(
     call: &str,
-    env: &str,
+    sop: super::select::Op,
     send: Option<&SendBuf<'_, '_>>,
     recv: &mut RecvBuf<'_, '_>,
     counts: &[usize],
@@ -105,30 +105,36 @@ fn try_shm(
         // of them has anything to reduce, and all return here without a tag.
         return Ok(check_args(call, comm, total, dt, op).ok().map(Ok));
     }
-    let mut disp = Vec::with_capacity(n + 1);
+    // The prefix sums (n + 1 entries) on the stack up to 16 ranks: a `Vec`'s
+    // allocation and free were a tenth of a small call's instructions.
+    let (mut small, mut large) = ([0usize; 17], Vec::new());
+    let disp: &mut [usize] = if n < small.len() {
+        &mut small[..=n]
+    } else {
+        large.resize(n + 1, 0);
+        &mut large
+    };
+    // `total` did not overflow, so no prefix does.
     let mut at = 0usize;
-    for &c in counts {
-        disp.push(at);
-        match at.checked_add(c) {
-            Some(a) => at = a,
-            None => return Ok(None),
-        }
+    for (d, &c) in disp.iter_mut().zip(counts) {
+        *d = at;
+        at += c;
     }
-    disp.push(at);
+    disp[n] = at;
     if check_args(call, comm, at, dt, op).is_err() {
         return Ok(None);
     }
     let Some(k) = super::shm::chunk_elems(at, dt) else {
         return Ok(None);
     };
-    let forced = super::select::forced(env)?;
+    let forced = super::select::forced_op(sop)?;
     let want = super::shm::want(forced, true);
     let Some(sess) = super::shm::acquire(comm, want)? else {
         return Ok(None);
     };
-    super::select::ran(env, "shm");
+    super::select::ran_shm(sop);
     Ok(Some(super::shm::reduce_scatter(
-        sess, send, recv, &disp, k, dt, op,
+        sess, send, recv, disp, k, dt, op,
     )))
 }
 
@@ -334,7 +340,11 @@ fn blocking(
         return Ok(());
     }
     let _diag = crate::diag::coll(call, comm, None, block.unwrap_or(0), Some(dt), Some(op))?;
-    if let Some(res) = try_shm(call, env, send, recv, counts, dt, op, comm)? {
+    let sop = match block {
+        None => super::select::Op::REDUCE_SCATTER,
+        Some(_) => super::select::Op::REDUCE_SCATTER_BLOCK,
+    };
+    if let Some(res) = try_shm(call, sop, send, recv, counts, dt, op, comm)? {
         return res;
     }
     super::run(schedule(call, env, s, r, counts, dt, op, comm)?, call)

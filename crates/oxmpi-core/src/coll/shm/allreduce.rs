@@ -28,14 +28,33 @@ pub(crate) const FULL_MAX: usize = 4096;
 /// KiB-2 MiB there, but mixed at 4 ranks 512 KiB; bench/PROFILE.md, collB28.
 pub(crate) const GATHER_MAX: usize = 128 * 1024;
 
-fn gather_max() -> usize {
-    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        std::env::var("OXMPI_ALLREDUCE_SHM_GATHER_MAX")
+/// MPI_Iallreduce's [`GATHER_MAX`]: every size. A non-blocking allreduce's
+/// `blocks` variant takes two rounds of all-to-all looks per chunk, each
+/// advanced only when the rank's progress runs; the gather's one arrival and
+/// one release per chunk beat it from 512 KiB to 4 MiB at 4 and 8 ranks on 2
+/// cores (8 ranks, 4 MiB: min 6.7-7.6 ms against 11.5-12.3; 4 ranks, 2 MiB:
+/// 0.93 against 1.13-1.55; bench/PROFILE.md, collB29).
+/// `OXMPI_IALLREDUCE_SHM_GATHER_MAX` overrides it.
+pub(crate) const NB_GATHER_MAX: usize = usize::MAX;
+
+fn env_limit(v: &'static std::sync::OnceLock<usize>, var: &str, default: usize) -> usize {
+    *v.get_or_init(|| {
+        std::env::var(var)
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(GATHER_MAX)
+            .unwrap_or(default)
     })
+}
+
+fn gather_max() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    env_limit(&V, "OXMPI_ALLREDUCE_SHM_GATHER_MAX", GATHER_MAX)
+}
+
+/// [`NB_GATHER_MAX`], or its override.
+pub(super) fn nb_gather_max() -> usize {
+    static V: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    env_limit(&V, "OXMPI_IALLREDUCE_SHM_GATHER_MAX", NB_GATHER_MAX)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

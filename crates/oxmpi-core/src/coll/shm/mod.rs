@@ -592,6 +592,32 @@ impl Ctx<'_> {
         // (Acquire: its `wants` store is visible too) is found by the scan; one
         // whose increment we miss sees our `done`.
         full_fence();
+        self.ring_wanting();
+    }
+
+    /// A rank that only hands its data to `root` at step `s` and reads
+    /// nothing of it (reduce's other ranks): raises its flag and `done`
+    /// together, and one fence serves both wake-up checks that
+    /// [`ring_when_complete`](Self::ring_when_complete) and
+    /// [`set_done`](Self::set_done) would each fence for (the fences stall
+    /// until the slot's and the flag's stores leave the store buffer: on the
+    /// 2-rank reduce's sender, three of them were most of the call after the
+    /// copy). Same arguments as theirs, with both stores before the one fence.
+    fn contribute(&self, s: u64, root: usize) {
+        self.set(Counter::Flag, s);
+        self.set(Counter::Done, s);
+        full_fence();
+        let complete = (0..self.n)
+            .filter(|&j| j != root && j != self.me)
+            .all(|j| self.counter(Counter::Flag, j).load(Ordering::Acquire) >= s);
+        if complete {
+            self.ring(root);
+        }
+        self.ring_wanting();
+    }
+
+    /// After `done` was set and fenced: rings the ranks registered in `wants`.
+    fn ring_wanting(&self) {
         if self.area().wanting().load(Ordering::Acquire) == 0 {
             return;
         }

@@ -292,13 +292,13 @@ impl NbAllreduce {
             }
             if self.s == 0 {
                 self.s = cx.next();
-                self.variant = match (
-                    span_len(count, self.bufs.datatype()) <= super::allreduce::FULL_MAX,
-                    cx.r.oversubscribed,
-                ) {
-                    (true, false) => Variant::Full,
-                    (true, true) => Variant::Gather,
-                    (false, _) => Variant::Blocks,
+                // The blocking kernel's choice (`allreduce.rs`), except that a
+                // crowded host gathers at every size (`NB_GATHER_MAX`).
+                let len = span_len(count, self.bufs.datatype());
+                self.variant = match cx.r.oversubscribed {
+                    false if len <= super::allreduce::FULL_MAX => Variant::Full,
+                    true if len <= super::allreduce::nb_gather_max() => Variant::Gather,
+                    _ => Variant::Blocks,
                 };
             }
             let (s, e0) = (self.s, self.e0);

@@ -101,8 +101,8 @@ pub(crate) fn reduce(
             cx.area().slot(me, s).copy_in(input);
         }
         if me != root {
-            cx.set(Counter::Flag, s);
-            cx.ring_when_complete(Counter::Flag, s, Some(root));
+            // Our flag and `done` at once: we read nothing of this step.
+            cx.contribute(s, root);
         } else {
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
@@ -115,8 +115,8 @@ pub(crate) fn reduce(
             };
             let out = out.as_mut().expect("the root has a receive buffer");
             fold_into(n, src, out, e0, c, &mut temp, dt, op, &mut result);
+            cx.set_done(s);
         }
-        cx.set_done(s);
         e0 += c;
     }
     result
