@@ -143,6 +143,10 @@ pub(crate) struct Peer {
     copy_id: u32,
     /// Bit `i`: the ring's shared-copy slot `i` is in use.
     copy_busy: u8,
+    /// Our last rendezvous send (`Rts`) to this peer. While it is in flight a
+    /// large message from the peer is half of an exchange, and we copy it
+    /// without asking the peer for help ([`State::start_shared_copy`]).
+    last_rts: Request,
     /// Packets pushed to this peer and taken from it, for the launcher's
     /// deadlock check ("no message in flight" is `sent == peer's recvd`).
     pub(crate) sent: u64,
@@ -591,6 +595,7 @@ impl State {
                 answered: false,
                 copy_id: 0,
                 copy_busy: 0,
+                last_rts: Request(0),
                 sent: 0,
                 recvd: 0,
             })

@@ -95,6 +95,7 @@ impl State {
             answered: false,
             copy_id: 0,
             copy_busy: 0,
+            last_rts: Request(0),
             sent: 0,
             recvd: 0,
         });

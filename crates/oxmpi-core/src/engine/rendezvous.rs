@@ -159,6 +159,16 @@ impl State {
         if !self.shared_copy || !peer.cma_ok || slot >= COPY_SLOTS || n < shared_copy_min() {
             return false;
         }
+        // Half of an exchange: our own large send to this peer is still in
+        // flight, so the peer is copying it (or about to) and both cores are
+        // busy already; a helper would only add the chunk handshake and a wait
+        // for its chunks (collC28/29 in bench/PROFILE.md: 2-rank alltoall
+        // 32 KiB 4.4 us with help, 3.5 without).
+        if matches!(self.reqs.get(peer.last_rts).map(|e| &e.kind),
+            Some(ReqKind::Send(s)) if s.peer == from && !s.local_done)
+        {
+            return false;
+        }
         let Some(ReqKind::Recv(r)) = self.reqs.get(req).map(|e| &e.kind) else {
             return false;
         };

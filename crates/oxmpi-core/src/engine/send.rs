@@ -348,6 +348,7 @@ impl State {
                         ..hdr_base
                     };
                     self.stats.rendezvous += 1;
+                    self.peers[peer as usize].last_rts = req;
                     if let Some(ReqKind::Send(s)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
                         s.state = SendState::InFlight;
                     }

@@ -92,9 +92,30 @@ pub(crate) static V_TABLE: Table = Table {
 pub const LONG_MSG: usize = 512 * 1024;
 pub const SHORT_MSG: usize = 80 * 1024;
 
-fn select(n: i32, total: usize) -> Result<&'static str> {
+/// [`TABLE`] where the communicator's shared area says its host has more ranks
+/// than cores ([`super::shm::crowded`], rank 0's view, so every rank agrees:
+/// ring and recursive doubling do not mix): recursive doubling at every size
+/// on a power of two from 8 ranks. Each of the ring's n - 1 steps waits for
+/// both neighbours to hold a core; recursive doubling has log2 n steps
+/// (collC29 in bench/PROFILE.md: 8 ranks on 2 cores, 512 KiB blocks 1.7-1.9
+/// against 2.1-2.4 ms, 2 MiB 11.5-13.7 against 15.0-19.0; at 4 ranks neither
+/// wins at every size, so the default stays).
+pub(crate) static TABLE_CROWDED: Table = Table {
+    op: "allgather",
+    algorithms: TABLE.algorithms,
+    default: |s| {
+        if s.ranks >= 8 && s.ranks & (s.ranks - 1) == 0 {
+            "recursive_doubling"
+        } else {
+            (TABLE.default)(s)
+        }
+    },
+};
+
+fn select(n: i32, total: usize, crowded: bool) -> Result<&'static str> {
     // `shm` serves blocking calls only; schedules then get the automatic choice.
-    super::select::choose("allgather", &TABLE, &Shape::new(n, total))
+    let table = if crowded { &TABLE_CROWDED } else { &TABLE };
+    super::select::choose("allgather", table, &Shape::new(n, total))
 }
 
 /// An all-to-all collective's descriptors as its schedule records them: the send
@@ -170,7 +191,7 @@ fn schedule(call: &str, a: &Args<'_>, recvcount: usize, comm: &Comm) -> Result<B
             ));
         }
     }
-    let algo = select(n, blk * n as usize)?;
+    let algo = select(n, blk * n as usize, super::shm::crowded(comm))?;
     let mut b = Builder::new(comm);
     if blk == 0 {
         // Zero-byte blocks (on every rank: the signatures match): no communication.
@@ -441,4 +462,31 @@ pub(crate) fn iallgatherv(
     const CALL: &str = "MPI_Iallgatherv";
     let a = args(CALL, &send, &recv, Some(recvcounts), displs, 0, comm)?;
     super::start(schedule_v(CALL, &a, recvcounts, displs, comm)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The crowded table names allgather algorithms that run where it picks
+    /// them, and differs from the default only on powers of two from 8 ranks.
+    #[test]
+    fn crowded_default_runs_where_it_picks() {
+        for ranks in 1..=33 {
+            for bytes in [1, 8, 4096, SHORT_MSG - 1, SHORT_MSG, LONG_MSG, 1 << 24] {
+                let s = Shape::new(ranks, bytes);
+                let (plain, crowded) = ((TABLE.default)(&s), (TABLE_CROWDED.default)(&s));
+                let a = TABLE_CROWDED
+                    .get(crowded)
+                    .unwrap_or_else(|| panic!("{crowded} is not an allgather algorithm"));
+                assert!((a.runs)(&s), "{crowded} does not run on {s:?}");
+                if ranks < 8 || ranks & (ranks - 1) != 0 {
+                    assert_eq!(plain, crowded, "{s:?}");
+                } else {
+                    assert_eq!(crowded, "recursive_doubling", "{s:?}");
+                }
+            }
+        }
+        TABLE_CROWDED.validate().unwrap();
+    }
 }

@@ -301,6 +301,15 @@ pub(crate) fn acquire_made(comm: &Comm, want: Want) -> Result<Option<Session<'_>
     }))
 }
 
+/// Whether `comm` has a shared area and its host has more ranks than cores
+/// (rank 0's view at set-up): the same answer on every rank, since the area
+/// is made by the same blocking call everywhere, so schedules that do not mix
+/// may be chosen from it. `false` where no area was made (yet).
+pub(crate) fn crowded(comm: &Comm) -> bool {
+    let g = comm.0.coll_shm.0.lock().unwrap_or_else(|p| p.into_inner());
+    matches!(&*g, Status::Ready(r) if r.oversubscribed)
+}
+
 impl Session<'_> {
     /// Whether the host has more ranks than cores (rank 0's view at set-up,
     /// the same on every rank: choices made from it agree).
