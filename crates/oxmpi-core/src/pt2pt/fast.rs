@@ -79,6 +79,7 @@ fn start_send_contig(
 /// into a ring) is not handed to `keeper`: nothing of `'a` is left to keep, and a
 /// scope's end has nothing to wait for (rrate29; forgotten, such a request stays the
 /// engine's, as a forgotten `MPI_Request` does in C).
+#[inline]
 pub fn isend_bytes<'a>(
     keeper: &impl crate::buf::BufScope<'a>,
     comm: &Comm,
