@@ -36,13 +36,35 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<Request> {
+        self.start_send_let_go(peer, env, data, mode, sig)
+            .map(|(r, _)| r)
+    }
+
+    /// [`State::start_send_sig`], also saying whether the send is complete and its
+    /// entry holds none of the sender's memory (a whole message written into a
+    /// ring: [`State::push_whole_done`] made it with an empty buffer), so nothing
+    /// the engine does with the request from now on (its completion, a cancel: the
+    /// receiver drops the copy it has) reads that memory. The Rust API's scope then
+    /// needs not hold the request for its buffer's sake (bench/PROFILE.md, rrate29).
+    #[inline]
+    pub(crate) fn start_send_let_go(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<(Request, bool)> {
         let data = ActiveBuf::take(data);
         if matches!(mode, SendMode::Standard | SendMode::Ready) {
             if let Some(r) = self.send_whole_now(peer, &env, &data, sig) {
-                return Ok(r);
+                return Ok((r, true));
             }
         }
-        self.start_send_owning(peer, env, data, None, mode, sig)
+        Ok((
+            self.start_send_owning(peer, env, data, None, mode, sig)?,
+            false,
+        ))
     }
 
     /// The common immediate send (MPI_Isend of a small message): written whole

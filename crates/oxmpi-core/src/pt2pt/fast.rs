@@ -30,11 +30,14 @@ pub fn isend_contig(
         SendMode::Standard,
         Some(dt),
     )
+    .map(|(r, _)| r)
 }
 
 /// The immediate send of the contiguous bytes `data` ([`isend_contig`] and
 /// [`isend_bytes`]): the tag and destination checks, then the engine's start, with
 /// the signature of `dt` (none for the Rust API's bytes); errors name `call`.
+/// Also whether the engine let go of `data` already
+/// ([`State::start_send_let_go`](crate::engine::State::start_send_let_go)).
 /// Inlined into both: they are the message-rate path.
 #[inline(always)]
 fn start_send_contig(
@@ -45,7 +48,7 @@ fn start_send_contig(
     tag: i32,
     mode: SendMode,
     dt: Option<&Datatype>,
-) -> Result<Request> {
+) -> Result<(Request, bool)> {
     let e = engine()?;
     check_send_tag(call, tag)?;
     let peer = check_dest(call, comm, dest)?;
@@ -55,10 +58,11 @@ fn start_send_contig(
         tag,
     };
     e.with_state(|st| match peer {
-        None => Ok(st.done_request(Status::EMPTY)),
+        // Nothing to send: no memory held.
+        None => Ok((st.done_request(Status::EMPTY), true)),
         Some(peer) => {
             let sig = dt.map_or(0, |dt| st.sig_of(dt));
-            st.start_send_sig(peer, env, data, mode, sig)
+            st.start_send_let_go(peer, env, data, mode, sig)
         }
     })
     .map_err(|err| rename(err, call))
@@ -70,7 +74,12 @@ fn start_send_contig(
 /// [`Handle`](crate::buf::Handle) for `'a`. The same checks, errors and engine call
 /// as [`isend`] of a [`SendBuf`](crate::buf::SendBuf) of bytes (`isend_raw`), without
 /// the descriptor, the scope of the start closure and the generic `then` layers:
-/// [`isend_contig`]'s path for the Rust API (bench/PROFILE.md, rrate28).
+/// [`isend_contig`]'s path for the Rust API (bench/PROFILE.md, rrate28). A send the
+/// engine completed at once and holds none of `data` for (a whole message written
+/// into a ring) is not handed to `keeper`: nothing of `'a` is left to keep, and a
+/// scope's end has nothing to wait for (rrate29; forgotten, such a request stays the
+/// engine's, as a forgotten `MPI_Request` does in C).
+#[inline]
 pub fn isend_bytes<'a>(
     keeper: &impl crate::buf::BufScope<'a>,
     comm: &Comm,
@@ -80,8 +89,8 @@ pub fn isend_bytes<'a>(
     mode: SendMode,
 ) -> Result<crate::buf::Handle<'a>> {
     // `data` is borrowed for 'a, which `keeper` keeps from ending before the
-    // request completes.
-    let r = start_send_contig(
+    // request completes, unless the engine already let go of it.
+    let (r, let_go) = start_send_contig(
         send_call_name(mode, true),
         comm,
         RawBuf::from_slice(data),
@@ -90,7 +99,9 @@ pub fn isend_bytes<'a>(
         mode,
         None,
     )?;
-    keeper.enter(r);
+    if !let_go {
+        keeper.enter(r);
+    }
     Ok(crate::buf::Handle::adopt(r))
 }
 
@@ -160,9 +171,28 @@ pub fn recv_contig(
     source: i32,
     tag: i32,
 ) -> Result<Status> {
+    recv_blocking(comm, data, source, tag, Some(dt))
+}
+
+/// The blocking receive (`MPI_Recv`) of at most `data.len()` bytes into `data`:
+/// [`recv_contig`]'s path, and the Rust API's for contiguous bytes (`dt` `None`:
+/// no signature, the count in bytes), so both take one engine lock for a message
+/// already here (bench/PROFILE.md, rrate29). Inlined into both: the latency path.
+#[inline(always)]
+pub(super) fn recv_blocking(
+    comm: &Comm,
+    data: &mut [u8],
+    source: i32,
+    tag: i32,
+    dt: Option<&Datatype>,
+) -> Result<Status> {
     const CALL: &str = "MPI_Recv";
     // `data` is borrowed exclusively for the call, and we wait for completion before returning.
     let (buf, len) = (RawBuf::from_mut_slice(data), data.len());
+    let desc = || {
+        let count = dt.map_or(len, |dt| len.checked_div(dt.size()).unwrap_or(0));
+        crate::diag::p2p(CALL, false, comm, source, tag, count, dt, len)
+    };
     if source != PROC_NULL {
         let e = engine()?;
         check_source(CALL, comm, source)?;
@@ -177,7 +207,7 @@ pub fn recv_contig(
         // (a message already in the ring lands straight in the buffer), and a
         // receive complete by then finished under the same lock.
         let started = e.with_state(|st| {
-            let sig = st.sig_of(dt);
+            let sig = dt.map_or(0, |dt| st.sig_of(dt));
             match st.recv_now_or_post(buf, pat, sig) {
                 Ok(s) => Err(Ok(s)),
                 Err(mut r) => {
@@ -191,21 +221,18 @@ pub fn recv_contig(
         });
         return match started {
             Err(done) => done,
-            Ok(mut r) => wait_described(&mut r, CALL, &|| {
-                let count = len.checked_div(dt.size()).unwrap_or(0);
-                crate::diag::p2p(CALL, false, comm, source, tag, count, Some(dt), len)
-            }),
+            Ok(mut r) => wait_described(&mut r, CALL, &desc),
         };
     }
     // MPI_PROC_NULL: the general path's empty completion.
     let started = irecv_sig_then(
         comm,
         comm.context(),
-        "MPI_Recv",
+        CALL,
         buf,
         source,
         tag,
-        Some(dt),
+        dt,
         |st, mut r| match st.req(r) {
             Some(x) if x.done => Err(finish(st, &mut r)),
             _ => Ok(r),
@@ -213,10 +240,7 @@ pub fn recv_contig(
     )?;
     match started {
         Err(done) => done,
-        Ok(mut r) => wait_described(&mut r, "MPI_Recv", &|| {
-            let count = len.checked_div(dt.size()).unwrap_or(0);
-            crate::diag::p2p("MPI_Recv", false, comm, source, tag, count, Some(dt), len)
-        }),
+        Ok(mut r) => wait_described(&mut r, CALL, &desc),
     }
 }
 

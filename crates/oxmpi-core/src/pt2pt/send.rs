@@ -258,15 +258,10 @@ pub(super) fn send_blocking(
     }
 }
 
-/// A blocking receive (MPI_Recv).
+/// A blocking receive (MPI_Recv): the C ABI's `MPI_Recv` path (one engine lock for
+/// a message already here, none of a request's for one already queued).
 pub fn recv(comm: &Comm, buf: &mut [u8], source: i32, tag: i32) -> Result<Status> {
-    let len = buf.len();
-    // `buf` is exclusively borrowed until we have waited for completion.
-    let raw = RawBuf::from_mut_slice(buf);
-    let mut r = irecv_on(comm, comm.context(), "MPI_Recv", raw, source, tag)?;
-    wait_described(&mut r, "MPI_Recv", &|| {
-        crate::diag::p2p("MPI_Recv", false, comm, source, tag, len, None, len)
-    })
+    super::fast::recv_blocking(comm, buf, source, tag, None)
 }
 
 /// MPI_Sendrecv.
