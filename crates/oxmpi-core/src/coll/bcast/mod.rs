@@ -82,19 +82,20 @@ pub const fn shm_max(n: i32) -> usize {
 /// for the message and 2.2-2.3 for MPICH (bench/PROFILE.md collA27).
 pub const SHM_MAX_2: usize = 8 * 1024;
 
-/// Blocking bcasts of at least this many bytes on `n` ranks are copied once by
-/// every other rank straight from the root's buffer (`coll/shm/direct.rs`),
-/// where the members may copy between each other's memory. Not on 2 ranks:
-/// the binomial tree's one message is such a copy already, shared with the root.
-/// Measured (bench/PROFILE.md collA29, us, direct / area or binomial / Open MPI):
-/// 4 ranks 8 KiB 2.48 / 1.41 / 2.48, 32 KiB 4.23 / 4.43 / 4.47, 128 KiB 13.2 /
-/// 26.4 / 13.5; 8 ranks 32 KiB 11.2 / 4.75 / 7.0, 128 KiB 20.6 / 42.9 / 13.9,
-/// 4 MiB 740 / 1,213 / 802.
-pub const fn direct_min(n: i32) -> usize {
+/// Whether a blocking bcast of `bytes` on `n` ranks is copied once by every
+/// other rank straight from the root's buffer (`coll/shm/direct.rs`), where the
+/// members may copy between each other's memory: above the area's range up to
+/// 1 MiB on 3-4 ranks, from 128 KiB on more. Not on 2 ranks: the binomial
+/// tree's one message is such a copy already, shared with the root. Measured
+/// (bench/PROFILE.md collA29, us, direct / area or binomial / Open MPI): 4 ranks
+/// 32 KiB 4.23-4.65 / 4.23-4.83 / 4.36-4.47, 128 KiB 13.2-13.6 / 21.6-26.4 /
+/// 11.7-13.5, 4 MiB 838 / 764 / 815; 8 ranks 32 KiB 11.2 / 4.75 / 7.0, 128 KiB
+/// 20.6 / 42.9 / 13.9, 4 MiB 740 / 1,213 / 802.
+pub const fn direct(n: i32, bytes: usize) -> bool {
     match n {
-        ..=2 => usize::MAX,
-        3..=4 => 32 * 1024,
-        _ => 128 * 1024,
+        ..=2 => false,
+        3..=4 => bytes > SHM_MAX_4 && bytes <= 1024 * 1024,
+        _ => bytes >= 128 * 1024,
     }
 }
 
@@ -172,7 +173,7 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
     if bytes > 0 {
         let forced = super::select::forced_op(super::select::Op::BCAST)?;
         let n = comm.size();
-        let (area, direct) = (bytes <= shm_max(n), bytes >= direct_min(n));
+        let (area, direct) = (bytes <= shm_max(n), direct(n, bytes));
         let want = super::shm::want(forced, area || direct);
         if let Some(sess) = super::shm::acquire(comm, want)? {
             // The same choice on every rank (`direct()` was agreed at set-up).
