@@ -13,6 +13,7 @@
 //! bytes (the trust model of `coll/shm`). A refused copy is an error of the
 //! call on the reading rank (MPI_ERR_OTHER); the root is still released.
 use super::{Ctx, Session};
+use crate::buf::elems::ElemsMut;
 use crate::buf::{RecvBuf, SendBuf};
 use crate::datatype::Datatype;
 use crate::error::{ErrorClass, MpiError, Result};
@@ -60,6 +61,31 @@ impl Ctx<'_> {
     }
 }
 
+impl Ctx<'_> {
+    /// Another rank: reads the `m` packed bytes at `addr` of rank `root`'s
+    /// memory into `dst` (straight into a contiguous one, else through a
+    /// temporary that is then unpacked).
+    fn read_into(
+        &self,
+        call: &str,
+        root: usize,
+        addr: usize,
+        dst: &mut ElemsMut<'_>,
+        m: usize,
+    ) -> Result<()> {
+        if dst.contiguous() {
+            let c = dst.count();
+            let d = dst.span_mut(0, c);
+            assert_eq!(d.len(), m, "{call}: the packed bytes");
+            return self.read_from(call, root, addr, d);
+        }
+        let mut tmp = vec![0u8; m];
+        self.read_from(call, root, addr, &mut tmp)?;
+        dst.unpack(0, &tmp);
+        Ok(())
+    }
+}
+
 impl Session<'_> {
     /// Whether this communicator's members copy between each other's memory
     /// (agreed at set-up: the same answer on every rank).
@@ -95,18 +121,7 @@ pub(crate) fn bcast(
         return Ok(());
     }
     let addr = cx.exposed(s);
-    let r = if buf.contiguous() {
-        let dst = buf.span_mut(0, count);
-        assert_eq!(dst.len(), m, "bcast: the packed bytes");
-        cx.read_from("MPI_Bcast", root, addr, dst)
-    } else {
-        let mut tmp = vec![0u8; m];
-        let r = cx.read_from("MPI_Bcast", root, addr, &mut tmp);
-        if r.is_ok() {
-            buf.unpack(0, &tmp);
-        }
-        r
-    };
+    let r = cx.read_into("MPI_Bcast", root, addr, &mut buf, m);
     cx.set_done(s);
     r
 }
@@ -154,19 +169,7 @@ pub(crate) fn scatter(
     }
     let addr = cx.exposed(s).wrapping_add(me * blk);
     let dst = recv.as_mut().expect("MPI_IN_PLACE is the root's only");
-    let r = if dst.contiguous() {
-        let c = dst.count();
-        let d = dst.span_mut(0, c);
-        assert_eq!(d.len(), blk, "scatter: the block's packed bytes");
-        cx.read_from("MPI_Scatter", root, addr, d)
-    } else {
-        let mut tmp = vec![0u8; blk];
-        let r = cx.read_from("MPI_Scatter", root, addr, &mut tmp);
-        if r.is_ok() {
-            dst.unpack(0, &tmp);
-        }
-        r
-    };
+    let r = cx.read_into("MPI_Scatter", root, addr, dst, blk);
     cx.set_done(s);
     r
 }
