@@ -32,7 +32,13 @@ fn bcast_every_algorithm() {
         &["binomial", "scatter_ring", "chain", "shm", "auto"],
         &[],
     );
+    // Large messages through the area rather than single copies between the
+    // ranks' buffers (coll/shm/direct.rs, taken by default where it works).
+    group("bcast", "OXMPI_BCAST_ALGORITHM", &["shm"], NO_DIRECT);
 }
+
+/// The shared-memory collectives without their single copies.
+const NO_DIRECT: &[(&str, &str)] = &[("OXMPI_SHM_DIRECT", "0")];
 
 #[test]
 fn gather_and_gatherv_every_algorithm() {
@@ -42,6 +48,7 @@ fn gather_and_gatherv_every_algorithm() {
         &["binomial", "linear", "shm", "auto"],
         &[],
     );
+    group("gather", "OXMPI_GATHER_ALGORITHM", &["shm"], NO_DIRECT);
 }
 
 #[test]
@@ -52,6 +59,7 @@ fn scatter_and_scatterv_every_algorithm() {
         &["binomial", "linear", "shm", "auto"],
         &[],
     );
+    group("scatter", "OXMPI_SCATTER_ALGORITHM", &["shm"], NO_DIRECT);
 }
 
 #[test]

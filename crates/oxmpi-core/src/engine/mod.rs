@@ -645,4 +645,12 @@ impl State {
             queue_packet: config.queue_packet,
         }
     }
+
+    /// The pid of world rank `w` when it shares this host's segment and
+    /// cross-memory reads and writes with it work (not refused so far): what the
+    /// shared-memory collectives' single copies need (`coll/shm/direct.rs`).
+    pub(crate) fn cma_pid(&self, w: u32) -> Option<i32> {
+        let p = self.peers.get(w as usize)?;
+        (p.cma_ok && matches!(p.path, Path::Shm { .. })).then_some(p.pid)
+    }
 }

@@ -82,6 +82,23 @@ pub const fn shm_max(n: i32) -> usize {
 /// for the message and 2.2-2.3 for MPICH (bench/PROFILE.md collA27).
 pub const SHM_MAX_2: usize = 8 * 1024;
 
+/// Whether a blocking bcast of `bytes` on `n` ranks is copied once by every
+/// other rank straight from the root's buffer (`coll/shm/direct.rs`), where the
+/// members may copy between each other's memory: above the area's range up to
+/// 1 MiB on 3-4 ranks, from 128 KiB on more. Not on 2 ranks: the binomial
+/// tree's one message is such a copy already, shared with the root. Measured
+/// (bench/PROFILE.md collA29, us, direct / area or binomial / Open MPI): 4 ranks
+/// 32 KiB 4.23-4.65 / 4.23-4.83 / 4.36-4.47, 128 KiB 13.2-13.6 / 21.6-26.4 /
+/// 11.7-13.5, 4 MiB 838 / 764 / 815; 8 ranks 32 KiB 11.2 / 4.75 / 7.0, 128 KiB
+/// 20.6 / 42.9 / 13.9, 4 MiB 740 / 1,213 / 802.
+pub const fn direct(n: i32, bytes: usize) -> bool {
+    match n {
+        ..=2 => false,
+        3..=4 => bytes > SHM_MAX_4 && bytes <= 1024 * 1024,
+        _ => bytes >= 128 * 1024,
+    }
+}
+
 /// Messages below this many bytes use the binomial tree.
 pub const SHORT_MSG: usize = 12 * 1024;
 /// Communicators smaller than this use the binomial tree at any size. MPICH's 8
@@ -155,16 +172,37 @@ pub fn bcast(buf: RecvBuf<'_, '_>, root: i32, comm: &Comm) -> Result<()> {
     let _diag = crate::diag::coll("MPI_Bcast", comm, Some(root), count, Some(dt), None)?;
     if bytes > 0 {
         let forced = super::select::forced_op(super::select::Op::BCAST)?;
-        if let Some(sess) = super::shm::acquire(
-            comm,
-            super::shm::want(forced, bytes <= shm_max(comm.size())),
-        )? {
+        let n = comm.size();
+        let (area, direct) = (bytes <= shm_max(n), direct(n, bytes));
+        let want = super::shm::want(forced, area || direct);
+        if let Some(sess) = super::shm::acquire(comm, want)? {
+            // The same choice on every rank (`direct()` was agreed at set-up).
             let mut buf = buf;
-            super::shm::bcast(sess, &mut buf, bytes, root as usize);
-            super::select::ran_shm(super::select::Op::BCAST);
-            return Ok(());
+            if direct && sess.direct() {
+                super::select::ran_shm(super::select::Op::BCAST);
+                return super::shm::bcast_direct(sess, &mut buf, bytes, root as usize);
+            }
+            if area || want == super::shm::Want::Forced {
+                super::shm::bcast(sess, &mut buf, bytes, root as usize);
+                super::select::ran_shm(super::select::Op::BCAST);
+                return Ok(());
+            }
+            drop(sess);
+            return run_schedule(buf, count, dt, root, comm, checked);
         }
     }
+    run_schedule(buf, count, dt, root, comm, checked)
+}
+
+/// The blocking bcast's schedule (no shared-memory path).
+fn run_schedule(
+    buf: RecvBuf<'_, '_>,
+    count: usize,
+    dt: &Datatype,
+    root: i32,
+    comm: &Comm,
+    checked: bool,
+) -> Result<()> {
     let b = match checked {
         // The descriptor is readable and writable for this blocking call; its arguments passed the checks above (once is enough).
         true => build(buf.ptr(), count, dt, root, comm)?,

@@ -77,6 +77,18 @@ pub(crate) static V_TABLE: Table = Table {
 };
 
 pub const LINEAR_MIN_BLOCK: usize = 4 * 1024;
+/// Blocks of at least this many bytes are copied once, straight from the root's
+/// send buffer, by their receivers (`coll/shm/direct.rs`), where the members may
+/// copy between each other's memory. Measured (bench/PROFILE.md collA29, us,
+/// direct / area or linear / Open MPI): 2 ranks 8 KiB 1.05 / 1.41 / 1.24, 32 KiB
+/// 1.89 / 3.09 / 2.73; 4 ranks 8 KiB 2.42 / 1.62 / 6.3, 32 KiB 3.77 / 3.99 / 3.92;
+/// 8 ranks 8 KiB 4.52 / 2.85 / 25.6, 32 KiB 9.3 / 14.9 / 16.0.
+pub const fn direct_min(n: i32) -> usize {
+    match n {
+        ..=2 => 8 * 1024,
+        _ => 32 * 1024,
+    }
+}
 pub const LINEAR_MAX_PROCS: i32 = 8;
 
 fn select(n: i32, blk: usize) -> Result<&'static str> {
@@ -192,6 +204,18 @@ pub(crate) fn scatter(
                 blk,
             );
             return Ok(());
+        }
+        Some(super::gather::Rooted::Direct(sess, blk)) => {
+            let mut recv = recv;
+            return super::shm::scatter_direct(
+                sess,
+                send.as_ref(),
+                sendcount,
+                sendtype,
+                recv.as_mut(),
+                root as usize,
+                blk,
+            );
         }
         None => {}
     }

@@ -88,6 +88,7 @@ mod alltoall;
 mod alltoallv;
 mod barrier;
 mod bcast;
+mod direct;
 pub(crate) mod nb;
 mod reduce;
 mod reduce_scatter;
@@ -100,6 +101,9 @@ pub(crate) use alltoall::alltoall;
 pub(crate) use alltoallv::alltoallv;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
+pub(crate) use direct::{
+    bcast as bcast_direct, gather as gather_direct, scatter as scatter_direct,
+};
 pub(crate) use reduce::chunk_elems;
 pub(crate) use reduce::reduce;
 pub(crate) use reduce_scatter::reduce_scatter;
@@ -172,6 +176,11 @@ pub(crate) struct Ready {
     /// The first non-blocking collective sequence number (`coll_seq`) that
     /// uses this area (the non-blocking area only; see `setup`).
     nb_from: u32,
+    /// Every member's pid (by communicator rank) when cross-memory copies
+    /// between every pair of members work (agreed at set-up; empty otherwise):
+    /// large rooted calls then copy once, straight between user buffers
+    /// ([`direct`]).
+    pids: Vec<i32>,
 }
 
 enum Status {
@@ -366,11 +375,11 @@ fn agree_max(comm: &Comm, ok: bool, val: u64) -> Result<(bool, u64)> {
     Ok((out[0] == 1, out[1]))
 }
 
-/// Whether `ok` holds on every rank (set-up only).
-fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
+/// The bits of `ok` set on every rank (set-up only).
+fn all_agree(comm: &Comm, ok: u64) -> Result<u64> {
     let n = comm.size() as usize;
     let mut v = vec![0u64; n];
-    v[comm.rank() as usize] = ok as u64;
+    v[comm.rank() as usize] = ok;
     let mut b = Builder::new(comm);
     if comm.rank() == 0 {
         for (j, w) in v.iter_mut().enumerate().skip(1) {
@@ -383,9 +392,9 @@ fn all_agree(comm: &Comm, ok: bool) -> Result<bool> {
         );
     }
     super::run(b, "shared-memory collective set-up")?;
-    let mut all = [v.iter().all(|&x| x == 1) as u64];
+    let mut all = [v.iter().fold(!0, |a, &x| a & x)];
     send_words(comm, &mut all)?;
-    Ok(all[0] == 1)
+    Ok(all[0])
 }
 
 /// Makes and maps the area collectively, and the non-blocking collectives'
@@ -428,7 +437,22 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<(Ready, Option<Ready>
             .ok(),
         (None, false) => None,
     };
-    let ok = all_agree(comm, area.is_some())?;
+    // Bit 0: the area is mapped; bit 1: cross-memory copies with every member
+    // work (`OXMPI_SHM_DIRECT=0` turns the single copies off).
+    let pids: Option<Vec<i32>> = e.with_state(|st| {
+        comm.group()
+            .iter()
+            .enumerate()
+            .map(|(j, &w)| match j == me {
+                true => Some(std::process::id() as i32),
+                false => st.cma_pid(w),
+            })
+            .collect()
+    });
+    let direct_ok = pids.is_some() && std::env::var("OXMPI_SHM_DIRECT").map_or(true, |v| v != "0");
+    let agreed = all_agree(comm, area.is_some() as u64 | (direct_ok as u64) << 1)?;
+    let (ok, direct) = (agreed & 1 == 1, agreed & 2 == 2);
+    let pids = pids.filter(|_| direct).unwrap_or_default();
     drop(mine);
     let nb_area = match (&mine_nb, info[5] == 1 && ok) {
         (_, false) => None,
@@ -460,6 +484,7 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<(Ready, Option<Ready>
         waitv: info[4] == 1,
         nb: Default::default(),
         nb_from: nb_from as u32,
+        pids: pids.clone(),
     };
     match (area, bells) {
         (Some(area), Some(bells)) if ok => {

@@ -285,6 +285,16 @@ impl<'a> Stage<'a> {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr, src.len()) };
     }
 
+    /// Copies the start of the region into `dst`.
+    #[inline]
+    pub(crate) fn copy_out(&self, dst: &mut [u8]) {
+        assert!(dst.len() <= self.len, "stage copy_out out of bounds");
+        // SAFETY: the region holds `len >= dst.len()` bytes of the live mapping (invariants); `dst` is an exclusive Rust borrow of this process's memory, not the mapping's (no reference into a stage is handed out), so they do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr as *const u8, dst.as_mut_ptr(), dst.len())
+        };
+    }
+
     /// Packs bytes `from..from + len` of `src`'s packed stream into the region.
     #[inline]
     pub(crate) fn pack_in(&self, src: &Elems<'_>, from: usize) {
