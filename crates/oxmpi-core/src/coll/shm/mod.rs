@@ -49,8 +49,9 @@
 //!   oversubscribed host): after the c-th counted step every rank has added one,
 //!   so it reaches `c * n`, and the rank whose addition makes it so is the last
 //!   to arrive: it does the step's work (the fold) and publishes `release`
-//!   (an oversubscribed barrier: rank 0 publishes it once `arrive` reaches `c * n`,
-//!   rung by the last arrival; see `barrier.rs`).
+//!   (an oversubscribed barrier that follows other collectives: rank 0
+//!   publishes it once `arrive` reaches `c * n`, rung by the last arrival;
+//!   see `barrier.rs`).
 //!   No rank passes a counted step before its release, so arrivals at the next
 //!   one cannot mix with this one's;
 //! * `wants[i] != 0`: rank i waits for the others' `done` (a buffer to reuse):
