@@ -50,6 +50,14 @@ fn now_ns() -> u64 {
 /// slice, while a rank asleep on its doorbell is woken (and preferred by the
 /// scheduler) as soon as its peer rings. So a yield that comes back late
 /// closes the gate: the waits of the next [`YIELD_BACKOFF`] sleep at once.
+///
+/// Where our ranks outnumber the cores, a late yield may instead have run
+/// a rank of ours that computes (a program's work between calls, a large
+/// fold or copy): that says nothing about other programs, and a gate closed
+/// by it kept the next collectives in the sleeping mode for 10 ms (4-8 ranks
+/// on 2 cores after a 16 MiB memset: 5-8 µs a call instead of 2.1). So
+/// there a late yield closes the gate only when every other local rank is
+/// marked waiting ([`crate::transport::shm::ShmSegment::others_waiting`]).
 #[derive(Debug, Default)]
 pub(crate) struct YieldGate {
     /// [`now_ns`] before which waits do not yield.
@@ -63,14 +71,47 @@ impl YieldGate {
     }
 
     /// Records a yield from `start` to `end` (ns): whether it came back in
-    /// time; if not, the gate closes for [`YIELD_BACKOFF`].
-    pub(crate) fn record(&self, start: u64, end: u64) -> bool {
-        if end.saturating_sub(start) <= SLOW_YIELD.as_nanos() as u64 {
+    /// time, or late but not through other programs (`others_to_blame`, asked
+    /// only then, says no); if not, the gate closes for [`YIELD_BACKOFF`].
+    pub(crate) fn record(
+        &self,
+        start: u64,
+        end: u64,
+        others_to_blame: impl FnOnce() -> bool,
+    ) -> bool {
+        if end.saturating_sub(start) <= SLOW_YIELD.as_nanos() as u64 || !others_to_blame() {
             return true;
         }
         self.closed_until
             .fetch_max(end + YIELD_BACKOFF.as_nanos() as u64, Ordering::Relaxed);
         false
+    }
+}
+
+/// This rank's "waiting" mark in the host segment (see [`Engine::wait_mark`]):
+/// on while a wait looks or yields or sleeps, off while it runs a progress step
+/// (which may copy or fold for a long time) and once it returns.
+struct WaitMark {
+    seg: Option<&'static crate::transport::shm::ShmSegment>,
+    on: bool,
+}
+
+impl WaitMark {
+    /// Turns the mark on or off (a store only when it changes).
+    #[inline]
+    fn set(&mut self, on: bool) {
+        if on != self.on {
+            if let Some(s) = self.seg {
+                s.set_waiting(on);
+                self.on = on;
+            }
+        }
+    }
+}
+
+impl Drop for WaitMark {
+    fn drop(&mut self) {
+        self.set(false);
     }
 }
 
@@ -96,7 +137,28 @@ impl Engine {
         std::thread::yield_now();
         let end = now_ns();
         *last = end;
-        self.yield_gate.record(start, end)
+        self.yield_gate
+            .record(start, end, || self.others_may_hold_cores())
+    }
+
+    /// After a late yield: whether it gave the core to another program rather
+    /// than to a rank of ours. Only where our ranks outnumber the cores can a
+    /// rank of ours have taken it, and then only one that is not waiting.
+    fn others_may_hold_cores(&self) -> bool {
+        match self.shm_seg {
+            Some(seg) if self.oversubscribed => seg.others_waiting(),
+            _ => true,
+        }
+    }
+
+    /// This rank's "waiting" mark, off for now (oversubscribed hosts only,
+    /// where [`Engine::others_may_hold_cores`] reads the marks; elsewhere it
+    /// does nothing).
+    fn wait_mark(&self) -> WaitMark {
+        WaitMark {
+            seg: self.shm_seg.filter(|_| self.oversubscribed),
+            on: false,
+        }
     }
 
     /// Reopens the yield gate: slow yields while the job starts (our ranks
@@ -216,7 +278,11 @@ impl Engine {
         // sockets are looked at again.
         const FIRST_TCP_SLICE: Duration = Duration::from_micros(50);
         let mut tcp_slice = FIRST_TCP_SLICE;
+        // This rank's "waiting" mark: on after a look that found nothing, off
+        // during progress steps.
+        let mut mark = self.wait_mark();
         loop {
+            mark.set(false);
             let (result, progressed) = self.poll_with(&mut f, drain);
             if let Some(v) = result {
                 return v;
@@ -228,6 +294,7 @@ impl Engine {
                 continue;
             }
             idle = idle.saturating_add(1);
+            mark.set(true);
             // `>=`: the lock-free spin below advances `idle` by several at a time.
             if idle >= TIMED_AFTER && blocked.is_none() {
                 blocked = Some(crate::tools::BlockedTimer::start());
@@ -277,6 +344,7 @@ impl Engine {
             let ticket = self.bell.prepare_sleep();
             self.waiters.fetch_add(1, Ordering::SeqCst);
             self.lock().announce_blocked_pushes();
+            mark.set(false);
             let (result, progressed) = self.poll_with(&mut f, drain);
             if result.is_some() || progressed {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
@@ -288,6 +356,7 @@ impl Engine {
                 idle = 0;
                 continue;
             }
+            mark.set(true);
             // A consumer freeing a cell of a full ring rings us (announced above), but
             // that hint can be missed in a narrow race: poll often while blocked.
             let busy = self.lock().outbox_busy();
@@ -393,10 +462,14 @@ impl Engine {
         let yields = self.yields;
         let mut watch = crate::diag::Watch::new();
         let mut last_yield = 0;
+        // This rank's "waiting" mark: on while it looks, yields or sleeps,
+        // off during progress steps.
+        let mut mark = self.wait_mark();
         loop {
             if ready() {
                 return;
             }
+            mark.set(true);
             idle = idle.saturating_add(1);
             if idle < spin {
                 // No sched_yield here unless oversubscribed (where the spin is
@@ -420,8 +493,11 @@ impl Engine {
                     idle = spin + yields;
                     continue;
                 }
-                if idle.is_multiple_of(32) && self.poll(&mut |_| Some(())).1 {
-                    idle = 0;
+                if idle.is_multiple_of(32) {
+                    mark.set(false);
+                    if self.poll(&mut |_| Some(())).1 {
+                        idle = 0;
+                    }
                 }
                 std::hint::spin_loop();
                 continue;
@@ -436,11 +512,13 @@ impl Engine {
                 // against 1.6 at 8). What we wait for here is in the area,
                 // not in the rings; the steps only serve other ranks'
                 // point-to-point traffic, which a few turns' delay does not hurt.
-                if (!self.oversubscribed || idle.is_multiple_of(POLL_EVERY_YIELDS))
-                    && self.poll(&mut |_| Some(())).1
-                {
-                    watch.progressed();
-                    idle = 0;
+                if !self.oversubscribed || idle.is_multiple_of(POLL_EVERY_YIELDS) {
+                    mark.set(false);
+                    if self.poll(&mut |_| Some(())).1 {
+                        watch.progressed();
+                        idle = 0;
+                    }
+                    mark.set(true);
                 }
                 if !self.gated_yield_after(&mut last_yield) {
                     idle = spin + yields;
@@ -451,7 +529,9 @@ impl Engine {
             let ticket = self.bell.prepare_sleep();
             let extra_ticket = extra.map(|b| b.prepare_sleep());
             self.waiters.fetch_add(1, Ordering::SeqCst);
+            mark.set(false);
             let progressed = self.poll(&mut |_| Some(())).1;
+            mark.set(true);
             if progressed || ready() {
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
                 self.bell.cancel_sleep();
@@ -548,13 +628,13 @@ mod tests {
         assert!(g.open(0));
         let mut t = 0;
         for _ in 0..1000 {
-            assert!(g.record(t, t + 5 * US));
+            assert!(g.record(t, t + 5 * US, || true));
             t += 5 * US;
             assert!(g.open(t));
         }
         // Exactly the threshold still counts as quick.
         let slow = SLOW_YIELD.as_nanos() as u64;
-        assert!(g.record(t, t + slow));
+        assert!(g.record(t, t + slow, || true));
         assert!(g.open(t + slow));
     }
 
@@ -567,24 +647,40 @@ mod tests {
         );
         let start = 50 * US;
         let end = start + slow + 1;
-        assert!(!g.record(start, end));
+        assert!(!g.record(start, end, || true));
         assert!(!g.open(end));
         assert!(!g.open(end + back - 1));
         assert!(g.open(end + back));
         // A quick yield (another thread's) does not reopen it early, and an
         // older slow one does not shorten a later closing.
         let end2 = end + back / 2;
-        assert!(!g.record(end2 - slow - 1, end2));
-        assert!(g.record(end2, end2 + US));
-        assert!(!g.record(start, end));
+        assert!(!g.record(end2 - slow - 1, end2, || true));
+        assert!(g.record(end2, end2 + US, || true));
+        assert!(!g.record(start, end, || true));
         assert!(!g.open(end + back));
         assert!(g.open(end2 + back));
     }
 
     #[test]
+    fn a_slow_yield_to_a_rank_of_ours_keeps_the_gate_open() {
+        let g = YieldGate::default();
+        let slow = SLOW_YIELD.as_nanos() as u64;
+        let (start, end) = (50 * US, 50 * US + 100 * slow);
+        // A local rank of ours was running (not waiting): not blamed.
+        assert!(g.record(start, end, || false));
+        assert!(g.open(end));
+        // Every local rank waiting: other programs had the core.
+        assert!(!g.record(start, end, || true));
+        assert!(!g.open(end));
+        // Quick yields never ask.
+        let g = YieldGate::default();
+        assert!(g.record(start, start + US, || unreachable!()));
+    }
+
+    #[test]
     fn a_clock_going_backwards_is_no_slow_yield() {
         let g = YieldGate::default();
-        assert!(g.record(10 * US, 5 * US));
+        assert!(g.record(10 * US, 5 * US, || true));
         assert!(g.open(5 * US));
     }
 }

@@ -49,8 +49,9 @@
 //!   oversubscribed host): after the c-th counted step every rank has added one,
 //!   so it reaches `c * n`, and the rank whose addition makes it so is the last
 //!   to arrive: it does the step's work (the fold) and publishes `release`
-//!   (an oversubscribed barrier: rank 0 publishes it once `arrive` reaches `c * n`,
-//!   rung by the last arrival; see `barrier.rs`).
+//!   (an oversubscribed barrier that follows other collectives: rank 0
+//!   publishes it once `arrive` reaches `c * n`, rung by the last arrival;
+//!   see `barrier.rs`).
 //!   No rank passes a counted step before its release, so arrivals at the next
 //!   one cannot mix with this one's;
 //! * `wants[i] != 0`: rank i waits for the others' `done` (a buffer to reuse):
@@ -168,6 +169,8 @@ pub(crate) struct Ready {
     oversubscribed: bool,
     /// Counted steps started (see `arrive` in the module docs).
     counted: u64,
+    /// The step of the last barrier (see `barrier.rs`: who releases it).
+    last_barrier: u64,
     /// Waits for `release` also sleep on the release doorbell (rank 0's view).
     waitv: bool,
     /// Non-blocking operations posted and not finished, in posting order
@@ -481,6 +484,7 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<(Ready, Option<Ready>
         known: 0,
         oversubscribed: info[3] == 1,
         counted: 0,
+        last_barrier: 0,
         waitv: info[4] == 1,
         nb: Default::default(),
         nb_from: nb_from as u32,
@@ -587,6 +591,33 @@ impl Ctx<'_> {
             let bell = self.r.waitv.then(|| self.area().release_bell());
             self.e
                 .wait_flag_on(|| rel.load(Ordering::Acquire) >= s, MAX_SLEEP, bell);
+        }
+    }
+
+    /// Waits until `release >= s` or `other()` holds (woken like
+    /// [`Ctx::wait_release`], and by a ring of this rank's doorbell).
+    fn wait_release_or(&self, s: u64, mut other: impl FnMut() -> bool) {
+        let rel = self.area().release();
+        let bell = self.r.waitv.then(|| self.area().release_bell());
+        self.e.wait_flag_on(
+            || rel.load(Ordering::Acquire) >= s || other(),
+            MAX_SLEEP,
+            bell,
+        );
+    }
+
+    /// [`Ctx::publish_release`] where two ranks may both publish step `s`:
+    /// raises `release` to `s` (never lowers it: the waiters of the first
+    /// publication may have gone on and published a later step), and wakes
+    /// the waiters only if it was below.
+    fn publish_release_once(&self, s: u64) {
+        if self.area().release().fetch_max(s, Ordering::AcqRel) >= s {
+            return;
+        }
+        if self.r.waitv {
+            self.area().release_bell().ring();
+        } else {
+            self.ring_others();
         }
     }
 

@@ -10,7 +10,7 @@
 //! | offset | contents |
 //! |---|---|
 //! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, ring size in [`CELL_SIZE`] units, [`CELL_SIZE`], total size |
-//! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line |
+//! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line (owner pid, "waiting" mark) |
 //! | next 256-multiple | `nlocal²` × [`RingCtl`] (384 B each): producer line, consumer line, shared-copy line |
 //! | next page | `nlocal²` rings of `cells` × [`CELL_SIZE`] bytes, each `cells × 128` slots of 64 B |
 //!
@@ -205,16 +205,21 @@ struct SegHeader {
     creator_pid: AtomicU32,
 }
 
-/// Per-local-rank data: its doorbell and, in the next cache line, its owner.
+/// Per-local-rank data: its doorbell and, in the next cache line, its owner and
+/// whether it waits.
 ///
 /// Invariant: `owner` is 0 or the pid of the process whose handle is attached as this
 /// local rank; it changes only 0 -> pid (attach, compare-exchange) and pid -> 0 (that
 /// handle's drop). The doorbell is rung by every producer to this rank; it gets a line
 /// to itself (and 128-byte spacing, since adjacent-line prefetchers fetch line pairs).
+/// `waiting` is written by the rank itself (non-zero while it waits in a blocking
+/// call) and read by the others only after a slow `sched_yield` (a hint, see
+/// [`ShmSegment::others_waiting`]).
 #[repr(C, align(128))]
 struct RankSlot {
     bell: Doorbell,
     owner: AtomicU32,
+    waiting: AtomicU32,
 }
 
 /// A cache-line pair for one side of a ring (128 B, see [`RankSlot`] on spacing).
@@ -386,6 +391,31 @@ impl ShmSegment {
     /// Total bytes of the segment.
     pub fn size(&self) -> usize {
         self.layout.total
+    }
+
+    /// Marks this rank as waiting in a blocking call (`true`) or running (`false`).
+    /// One store to a line of its own that the others read only after a slow
+    /// yield ([`ShmSegment::others_waiting`]).
+    #[inline]
+    pub fn set_waiting(&self, waiting: bool) {
+        self.slot(self.my_local)
+            .waiting
+            .store(waiting as u32, Ordering::Relaxed);
+    }
+
+    /// Whether every other local rank is marked waiting, i.e. none of them is
+    /// computing, starting up or otherwise running outside a blocking wait (a
+    /// rank not attached counts as running: it may be starting). A hint for
+    /// the waits' yield gate: a `sched_yield` that came back late gave the
+    /// core to another program only if none of our own ranks could have
+    /// taken it.
+    pub fn others_waiting(&self) -> bool {
+        (0..self.layout.nlocal)
+            .filter(|&j| j != self.my_local)
+            .all(|j| {
+                let s = self.slot(j);
+                s.waiting.load(Ordering::Relaxed) != 0 && s.owner.load(Ordering::Relaxed) != 0
+            })
     }
 
     /// The doorbell of local rank `local`. Panics if `local >= nlocal`.
