@@ -59,6 +59,16 @@ impl TcpTransport {
         true
     }
 
+    /// Whether an eager packet with `len` bytes of payload to `to` is better copied into
+    /// the send queue ([`TcpTransport::try_push_max`]) than written at once from the
+    /// caller's memory ([`TcpTransport::try_push_gather`]): when it is small, or when a
+    /// packet already went to the socket since the last poll or bytes wait in the queue
+    /// (then the poll writes the queue in one call instead of one call per message).
+    pub fn copies_eager(&self, to: u32, len: usize) -> bool {
+        let p = &self.peers[to as usize];
+        len < GATHER_MIN || (len <= self.coalesce_max && (p.wrote || p.queued() > 0))
+    }
+
     /// Most packets [`TcpTransport::try_push_gather`] takes at once.
     pub const GATHER_MAX: usize = 4;
 
@@ -148,6 +158,7 @@ impl TcpTransport {
                         p.append(&part[skip..]);
                     }
                 }
+                p.wrote = true;
                 p.gather_blocked = taken < packets.len();
                 // The socket took less than it was offered: it is full now.
                 p.wfull = p.gather_blocked || p.queued() > 0;
@@ -332,6 +343,7 @@ impl TcpTransport {
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
             let wfull = std::mem::take(&mut p.wfull);
+            p.wrote = false;
             if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end && !wfull {
                 if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
                     .map_err(|e| e.to_string())?
