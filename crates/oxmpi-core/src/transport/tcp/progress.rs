@@ -62,11 +62,15 @@ impl TcpTransport {
     /// Whether an eager packet with `len` bytes of payload to `to` is better copied into
     /// the send queue ([`TcpTransport::try_push_max`]) than written at once from the
     /// caller's memory ([`TcpTransport::try_push_gather`]): when it is small, or when a
-    /// packet already went to the socket since the last poll or bytes wait in the queue
-    /// (then the poll writes the queue in one call instead of one call per message).
+    /// packet went straight to the socket just before and no poll has written since (a
+    /// window: that poll writes the queue in one call instead of one call per message),
+    /// while the queue stays under [`COALESCE_QUEUE`]. See [`Peer::direct_at`].
     pub fn copies_eager(&self, to: u32, len: usize) -> bool {
         let p = &self.peers[to as usize];
-        len < GATHER_MIN || (len <= self.coalesce_max && (p.wrote || p.queued() > 0))
+        len < GATHER_MIN
+            || (len <= self.coalesce_max
+                && p.queued() + len <= COALESCE_QUEUE
+                && p.direct_at.is_some_and(|t| t.elapsed() < self.coalesce_for))
     }
 
     /// Most packets [`TcpTransport::try_push_gather`] takes at once.
@@ -158,7 +162,7 @@ impl TcpTransport {
                         p.append(&part[skip..]);
                     }
                 }
-                p.wrote = true;
+                p.direct_at = Some(Instant::now());
                 p.gather_blocked = taken < packets.len();
                 // The socket took less than it was offered: it is full now.
                 p.wfull = p.gather_blocked || p.queued() > 0;
@@ -343,7 +347,7 @@ impl TcpTransport {
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
             let wfull = std::mem::take(&mut p.wfull);
-            p.wrote = false;
+            p.direct_at = None;
             if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end && !wfull {
                 if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
                     .map_err(|e| e.to_string())?

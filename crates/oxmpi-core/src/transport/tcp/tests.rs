@@ -741,6 +741,8 @@ fn eager_packets_after_a_direct_write_are_copied_until_the_next_poll() {
     // them in one go. Small ones are always copied, large ones never; what arrives
     // is every packet, in order.
     let mut ts = job(2);
+    // No timing in the test: the window lasts as long as the test runs.
+    ts[0].coalesce_for = Duration::from_secs(3600);
     assert!(
         ts[0].copies_eager(1, GATHER_MIN - 1),
         "below the gather size"
@@ -769,10 +771,6 @@ fn eager_packets_after_a_direct_write_are_copied_until_the_next_poll() {
     }
     assert!(ts[0].copies_eager(1, GATHER_MIN));
     ts[0].poll();
-    assert!(
-        ts[0].is_flushed(1) || ts[0].copies_eager(1, GATHER_MIN),
-        "a queue not yet written keeps copying"
-    );
     let mut got = Vec::new();
     pump(&mut ts, |ts| {
         while let Some(p) = pop_vec(&mut ts[1], 0) {
