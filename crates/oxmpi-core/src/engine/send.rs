@@ -9,10 +9,6 @@
 
 use super::*;
 
-/// Eager payloads over TCP from this size on go out gathered from the user's buffer
-/// (below it, a copy into the send queue costs less than the `sendmsg` set-up).
-const TCP_GATHER_MIN: usize = 4096;
-
 impl State {
     // ----- sending --------------------------------------------------------------
 
@@ -552,19 +548,23 @@ impl State {
                             (HEADER_LEN, *hdr)
                         };
                         let n = (src.len() - *sent).min(cap - hl);
-                        if let (Link::Tcp(t, to), true) = (&mut link, n >= TCP_GATHER_MIN) {
-                            // Header and payload in one gathered write straight from the
-                            // user's buffer: no copy into the send queue (see Stream).
-                            let mut head = [0u8; HEADER_LEN];
-                            h.encode(&mut head);
-                            let pkt = [(&head[..hl], &src[*sent..*sent + n])];
-                            if t.try_push_gather(*to, &pkt) == 0 {
-                                return;
+                        // Small, or behind another packet since the last poll: copied
+                        // below, and written with the others by that poll. Else header
+                        // and payload in one gathered write straight from the user's
+                        // buffer: no copy into the send queue (see Stream).
+                        if let Link::Tcp(t, to) = &mut link {
+                            if !t.copies_eager(*to, n) {
+                                let mut head = [0u8; HEADER_LEN];
+                                h.encode(&mut head);
+                                let pkt = [(&head[..hl], &src[*sent..*sent + n])];
+                                if t.try_push_gather(*to, &pkt) == 0 {
+                                    return;
+                                }
+                                *sent += n;
+                                p.sent += 1;
+                                *started = true;
+                                continue;
                             }
-                            *sent += n;
-                            p.sent += 1;
-                            *started = true;
-                            continue;
                         }
                         let pushed = link.push(hl + n, |cell| {
                             h.encode(cell);

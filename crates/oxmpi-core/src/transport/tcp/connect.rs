@@ -217,6 +217,13 @@ impl TcpTransport {
             ));
         }
         if p.conn.is_some() {
+            // The collision rule's other case: the higher rank's attempt was under
+            // way when ours got established (both dialled at once, and its message
+            // came after its side accepted ours). Verdict 0, as the rule says; it
+            // was a logged rejection ("already connected") on stderr of a healthy job.
+            if self.me < msg.rank && p.dynamic.is_none() {
+                return Ok(Some(false));
+            }
             return Err(format!("rank {} is already connected", msg.rank));
         }
         // The collision rule: the lower rank's own attempt wins.

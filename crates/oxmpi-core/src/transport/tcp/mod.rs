@@ -133,6 +133,20 @@ pub const MAX_PENDING: usize = 64;
 /// How long failed connection attempts to a peer are retried before it is declared dead.
 pub const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 
+/// Eager payloads from this size on may go out gathered from the user's buffer
+/// ([`TcpTransport::copies_eager`]); below it, a copy into the send queue costs less
+/// than setting up a `sendmsg`.
+pub const GATHER_MIN: usize = 4096;
+/// Eager payloads up to this size are copied into the send queue when another packet
+/// went to the socket just before (a window): see [`Peer::direct_at`].
+/// `OXMPI_TCP_COALESCE_MAX` overrides it.
+const COALESCE_MAX: usize = 16 * 1024;
+/// How long after a direct write eager packets are still copied (see [`Peer::direct_at`]).
+const COALESCE_FOR: Duration = Duration::from_micros(50);
+/// Most bytes queued by copying before a packet goes gathered again (with the queue
+/// ahead of it, in one call).
+const COALESCE_QUEUE: usize = 256 * 1024;
+
 /// Bytes read from a socket per `read` call into the scratch buffer.
 const SCRATCH: usize = 64 * 1024;
 /// Remaining payload size from which the decoder's buffer is read into directly.
@@ -247,6 +261,16 @@ struct Peer {
     /// rank spinning on a full socket makes one failed write per progress step, not two
     /// (the engine's gathered write of its outbox, then the poll's of the queue).
     wfull: bool,
+    /// When a gathered write ([`TcpTransport::try_push_gather`]) last went to this peer's
+    /// socket, if no poll has written since: for [`COALESCE_FOR`] after it the next eager
+    /// packets are copied into the queue instead ([`TcpTransport::copies_eager`]), and the
+    /// next poll writes them all in one call. Over a veth pair each `sendmsg` runs the
+    /// receiver's TCP input too (several us), so osu_bw's windows of 64 x 4 KiB, one
+    /// `sendmsg` per message, got 838 MB/s where 2 KiB, copied and written together,
+    /// got 2,055. The time limit (and [`COALESCE_QUEUE`]) bound how long a copied
+    /// packet can wait for a poll: a blocking `MPI_Send` complete once queued returns
+    /// without one, so a loop of sends with work between them writes each at once.
+    direct_at: Option<Instant>,
     /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
     /// of which the buffer holds only the head (its payload is in the engine's memory).
     recvq: VecDeque<(Vec<u8>, Option<usize>)>,
@@ -315,6 +339,10 @@ pub struct TcpTransport {
     rejected: u64,
     /// When `poll` next calls `accept` (see [`ACCEPT_INTERVAL`]).
     next_accept: Instant,
+    /// [`COALESCE_MAX`], or `OXMPI_TCP_COALESCE_MAX`.
+    coalesce_max: usize,
+    /// [`COALESCE_FOR`] (the unit tests lengthen it).
+    coalesce_for: Duration,
 }
 
 impl std::fmt::Debug for TcpTransport {
@@ -381,6 +409,11 @@ impl TcpTransport {
             scratch: vec![0u8; SCRATCH].into_boxed_slice(),
             rejected: 0,
             next_accept: Instant::now(),
+            coalesce_max: std::env::var("OXMPI_TCP_COALESCE_MAX")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(COALESCE_MAX),
+            coalesce_for: COALESCE_FOR,
         })
     }
 

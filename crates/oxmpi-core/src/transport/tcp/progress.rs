@@ -59,6 +59,20 @@ impl TcpTransport {
         true
     }
 
+    /// Whether an eager packet with `len` bytes of payload to `to` is better copied into
+    /// the send queue ([`TcpTransport::try_push_max`]) than written at once from the
+    /// caller's memory ([`TcpTransport::try_push_gather`]): when it is small, or when a
+    /// packet went straight to the socket just before and no poll has written since (a
+    /// window: that poll writes the queue in one call instead of one call per message),
+    /// while the queue stays under [`COALESCE_QUEUE`]. See [`Peer::direct_at`].
+    pub fn copies_eager(&self, to: u32, len: usize) -> bool {
+        let p = &self.peers[to as usize];
+        len < GATHER_MIN
+            || (len <= self.coalesce_max
+                && p.queued() + len <= COALESCE_QUEUE
+                && p.direct_at.is_some_and(|t| t.elapsed() < self.coalesce_for))
+    }
+
     /// Most packets [`TcpTransport::try_push_gather`] takes at once.
     pub const GATHER_MAX: usize = 4;
 
@@ -148,6 +162,7 @@ impl TcpTransport {
                         p.append(&part[skip..]);
                     }
                 }
+                p.direct_at = Some(Instant::now());
                 p.gather_blocked = taken < packets.len();
                 // The socket took less than it was offered: it is full now.
                 p.wfull = p.gather_blocked || p.queued() > 0;
@@ -332,6 +347,7 @@ impl TcpTransport {
         Some((|| {
             // Write: handshake leftovers (the server's verdict) first, then frames.
             let wfull = std::mem::take(&mut p.wfull);
+            p.direct_at = None;
             if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end && !wfull {
                 if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
                     .map_err(|e| e.to_string())?

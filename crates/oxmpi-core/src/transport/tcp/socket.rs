@@ -155,21 +155,30 @@ fn send_nosig(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
 /// sendmsg(2) of the slices in order (gathered: no copy into a staging buffer), with
 /// MSG_NOSIGNAL; the bytes the socket took (0 if it would block).
 pub(super) fn send_gather(stream: &TcpStream, parts: &[&[u8]]) -> io::Result<usize> {
-    let mut iov: Vec<libc::iovec> = parts
-        .iter()
-        .filter(|p| !p.is_empty())
-        .map(|p| libc::iovec {
+    // On the stack: one call per message sent from the user's buffer (at most the
+    // queue plus GATHER_MAX packets of three parts each).
+    const MAX_IOV: usize = 16;
+    let empty = libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    };
+    let mut iov = [empty; MAX_IOV];
+    let mut n = 0;
+    for p in parts.iter().filter(|p| !p.is_empty()) {
+        assert!(n < MAX_IOV, "send_gather: more than {MAX_IOV} parts");
+        iov[n] = libc::iovec {
             iov_base: p.as_ptr() as *mut libc::c_void,
             iov_len: p.len(),
-        })
-        .collect();
-    if iov.is_empty() {
+        };
+        n += 1;
+    }
+    if n == 0 {
         return Ok(0);
     }
     // SAFETY: all-zero is a valid msghdr (no name, no control data).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_iov = iov.as_mut_ptr();
-    msg.msg_iovlen = iov.len() as _;
+    msg.msg_iovlen = n as _;
     loop {
         // SAFETY: `msg` names `iov`, whose entries point into the live slices `parts`, read only.
         let r = unsafe { libc::sendmsg(stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };

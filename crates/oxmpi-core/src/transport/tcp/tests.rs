@@ -733,3 +733,62 @@ fn gathered_pushes_interleave_with_ordinary_ones_in_order_and_intact() {
         );
     }
 }
+
+#[test]
+fn eager_packets_after_a_direct_write_are_copied_until_the_next_poll() {
+    // A window: the first eager packet since the last poll goes straight to the
+    // socket; the next ones are copied into the queue, and the next poll writes
+    // them in one go. Small ones are always copied, large ones never; what arrives
+    // is every packet, in order.
+    let mut ts = job(2);
+    // No timing in the test: the window lasts as long as the test runs.
+    ts[0].coalesce_for = Duration::from_secs(3600);
+    assert!(
+        ts[0].copies_eager(1, GATHER_MIN - 1),
+        "below the gather size"
+    );
+    assert!(
+        !ts[0].copies_eager(1, COALESCE_MAX + 1),
+        "above the coalescing size"
+    );
+    // Connect first (a gathered write before it is queued anyway).
+    assert!(push_bytes(&mut ts[0], 1, b"hello"));
+    pump(&mut ts, |ts| {
+        ts[0].is_connected(1) && ts[0].is_flushed(1) && pop_vec(&mut ts[1], 0).is_some()
+    });
+    let body = vec![7u8; GATHER_MIN];
+    assert!(
+        !ts[0].copies_eager(1, GATHER_MIN),
+        "nothing written since the poll"
+    );
+    assert_eq!(ts[0].try_push_gather(1, &[(b"first", &body)]), 1);
+    assert!(ts[0].copies_eager(1, GATHER_MIN), "one went since the poll");
+    assert!(!ts[0].copies_eager(1, COALESCE_MAX + 1));
+    for k in 0..3u8 {
+        let mut p = vec![k; GATHER_MIN + 5];
+        p[0] = b'c';
+        assert!(push_bytes(&mut ts[0], 1, &p));
+    }
+    assert!(ts[0].copies_eager(1, GATHER_MIN));
+    ts[0].poll();
+    let mut got = Vec::new();
+    pump(&mut ts, |ts| {
+        while let Some(p) = pop_vec(&mut ts[1], 0) {
+            got.push(p);
+        }
+        got.len() == 4
+    });
+    assert_eq!(&got[0][..5], b"first");
+    assert_eq!(&got[0][5..], &body[..]);
+    for (k, p) in got[1..].iter().enumerate() {
+        assert_eq!(p.len(), GATHER_MIN + 5);
+        assert_eq!(p[0], b'c');
+        assert!(p[1..].iter().all(|&b| b == k as u8), "packet {k}");
+    }
+    assert!(ts[0].is_flushed(1));
+    ts[0].poll();
+    assert!(
+        !ts[0].copies_eager(1, GATHER_MIN),
+        "a poll with nothing queued ends the window"
+    );
+}
