@@ -1307,6 +1307,25 @@ fn zero_byte_collectives_do_not_synchronize() {
     ok(1, "zero_coll");
 }
 
+/// A message reaches a receiver that waits for it while its sender computes, with
+/// no MPI call, after MPI_Send or MPI_Wait returned: through shared memory and
+/// through TCP (where a packet copied into the send queue once waited for the
+/// sender's next MPI call).
+#[test]
+fn messages_leave_while_the_sender_computes() {
+    assert!(ok(2, "send_then_compute").contains("send_then_compute: all checks passed"));
+    let exe = build("send_then_compute", &[]);
+    let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+    let (so, se) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        out.status.success() && so.contains("send_then_compute: all checks passed"),
+        "{so}\n{se}"
+    );
+}
+
 /// MPI_T: every variable and category listed and read, writes that change the
 /// eager limit and the allreduce algorithm, counters that follow real traffic
 /// through shared memory and (with `OXMPI_TRANSPORT=tcp`) TCP.

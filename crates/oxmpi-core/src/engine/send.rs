@@ -477,6 +477,15 @@ impl State {
                 self.pending_out.push(peer);
             }
         }
+        // A packet copied into a TCP peer's send queue goes to the socket now, not
+        // at the next poll: that comes only with this rank's next MPI call, and an
+        // MPI_Send (or an MPI_Isend completed by MPI_Wait) followed by computing
+        // would keep its message from the waiting receiver until then.
+        if self.peers[peer as usize].path == Path::Tcp {
+            if let Some(t) = self.tcp.as_mut() {
+                t.write_out(peer);
+            }
+        }
     }
 
     /// A control packet to `peer`.

@@ -137,9 +137,14 @@ pub const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 /// ([`TcpTransport::copies_eager`]); below it, a copy into the send queue costs less
 /// than setting up a `sendmsg`.
 pub const GATHER_MIN: usize = 4096;
-/// Eager payloads up to this size are copied into the send queue when another packet
-/// went to the socket just before (a window): see [`Peer::direct_at`].
-/// `OXMPI_TCP_COALESCE_MAX` overrides it.
+/// Eager payloads up to this size may be copied into the send queue when another packet
+/// went to the socket just before (a window), for the next poll to write together: see
+/// [`Peer::direct_at`]. Off by default (`OXMPI_TCP_COALESCE_MAX`, in bytes, turns it on;
+/// 16 KiB measured best, net29): a coalesced packet waits for the sender's next MPI
+/// call, so a window followed by computing holds its last messages back for as long
+/// as the computing lasts. Without it every queued packet is written at once
+/// ([`TcpTransport::write_out`]).
+#[cfg(test)]
 const COALESCE_MAX: usize = 16 * 1024;
 /// How long after a direct write eager packets are still copied (see [`Peer::direct_at`]).
 const COALESCE_FOR: Duration = Duration::from_micros(50);
@@ -339,7 +344,7 @@ pub struct TcpTransport {
     rejected: u64,
     /// When `poll` next calls `accept` (see [`ACCEPT_INTERVAL`]).
     next_accept: Instant,
-    /// [`COALESCE_MAX`], or `OXMPI_TCP_COALESCE_MAX`.
+    /// `OXMPI_TCP_COALESCE_MAX`, or 0: coalescing off (see `COALESCE_MAX`).
     coalesce_max: usize,
     /// [`COALESCE_FOR`] (the unit tests lengthen it).
     coalesce_for: Duration,
@@ -412,7 +417,7 @@ impl TcpTransport {
             coalesce_max: std::env::var("OXMPI_TCP_COALESCE_MAX")
                 .ok()
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(COALESCE_MAX),
+                .unwrap_or(0),
             coalesce_for: COALESCE_FOR,
         })
     }

@@ -318,6 +318,43 @@ impl TcpTransport {
         did
     }
 
+    /// Writes `to`'s queued bytes to its established connection now, as far as the
+    /// socket takes them; no reads, no accepts. The engine calls it after a send
+    /// queued a packet: a queued packet otherwise waits for the next poll, which
+    /// comes only with the next MPI call, so an `MPI_Send` or an `MPI_Isend` +
+    /// `MPI_Wait` followed by computing would leave its message unsent for as long
+    /// as the computing lasts (and the receiver waiting). Inside a coalescing
+    /// window ([`TcpTransport::copies_eager`], on only with `OXMPI_TCP_COALESCE_MAX`)
+    /// the bytes stay for the poll that writes them together.
+    pub fn write_out(&mut self, to: u32) {
+        let window = self.coalesce_for;
+        let coalescing = self.coalesce_max > 0;
+        let p = &mut self.peers[to as usize];
+        let in_window = coalescing && p.direct_at.is_some_and(|t| t.elapsed() < window);
+        if p.sent >= p.end || p.wfull || in_window {
+            return;
+        }
+        let Some(c) = p.conn.as_mut() else {
+            return;
+        };
+        let mut did = false;
+        let res = (|| -> io::Result<()> {
+            if c.flush_handshake(&mut did)? {
+                if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, &mut did)? {
+                    p.wfull = true;
+                }
+                if p.sent == p.end {
+                    p.sent = 0;
+                    p.end = 0;
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = res {
+            self.fail_peer(to, format!("connection to rank {to}: {e}"));
+        }
+    }
+
     /// Writes queued bytes to and reads frames from `r`'s established connection.
     fn service_conn(
         &mut self,

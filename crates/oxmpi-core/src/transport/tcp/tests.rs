@@ -743,6 +743,7 @@ fn eager_packets_after_a_direct_write_are_copied_until_the_next_poll() {
     let mut ts = job(2);
     // No timing in the test: the window lasts as long as the test runs.
     ts[0].coalesce_for = Duration::from_secs(3600);
+    ts[0].coalesce_max = COALESCE_MAX;
     assert!(
         ts[0].copies_eager(1, GATHER_MIN - 1),
         "below the gather size"
