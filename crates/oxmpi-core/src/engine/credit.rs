@@ -11,14 +11,8 @@
 
 use super::*;
 
-/// Eager bytes a sender may have outstanding at one receiver. The receiver returns
-/// credit in batches of a quarter, so up to a quarter less than this is at the
-/// sender's disposal when the receiver has delivered everything: 6 MiB keeps at
-/// least 4.5 MiB, so a window of 64 messages of the 64 KiB eager limit between
-/// hosts (osu_bw's) goes eager whole. With 4 MiB, exactly that window, any credit
-/// still owed sent its last message by rendezvous, an RTS/CTS round trip after the
-/// pipe had drained (net28, net29 in bench/PROFILE.md).
-pub(super) const CREDIT_PER_PEER: i64 = 6 << 20;
+/// Eager bytes a sender may have outstanding at one receiver.
+pub(super) const CREDIT_PER_PEER: i64 = 4 << 20;
 /// Every eager message costs at least this much credit, so floods of empty
 /// messages are bounded too.
 pub(super) const MIN_CREDIT_COST: usize = 64;

@@ -327,16 +327,19 @@ pub fn iallreduce<'a>(
     }
     // An empty type signature, the same on every rank (matched signatures):
     // every rank returns the engine's complete request at once, with no
-    // schedule and no tag (so later collectives still line up), as the
-    // blocking form's `nothing_to_move`; not while a persistent collective's
-    // `_init` plans (it needs its schedule, even an empty one).
+    // schedule, as the blocking form's `nothing_to_move`; not while a persistent
+    // collective's `_init` plans (it needs its schedule, even an empty one). The
+    // non-blocking tag is taken all the same (`started_empty`), as the C layer's
+    // 0-count exit and the general path's empty schedule take it: ranks may go
+    // either way (one passes MPI_INT, another a contiguous type of ints), and
+    // later collectives line up only if all of them took it.
     let (count, dt) = (recv.count(), api::dt(recv.datatype()));
     if (count == 0 || dt.size() == 0)
         && !super::planning()
         && !comm.is_inter()
         && super::nothing_to_move(check_args("MPI_Iallreduce", comm, count, dt, op).is_ok())
     {
-        return Ok(Request::DONE);
+        return Ok(super::started_empty(comm));
     }
     let (send, recv) = (send.map(|s| s.lend(scope)), recv.lend(scope));
     if let Some(r) = ishm(&send, &recv, op, comm)? {
