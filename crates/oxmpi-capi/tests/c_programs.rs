@@ -71,8 +71,13 @@ fn run_env(n: usize, exe: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output
 }
 
 fn ok(n: usize, name: &str) -> String {
+    ok_env(n, name, &[])
+}
+
+/// [`ok`] with environment variables set for the job.
+fn ok_env(n: usize, name: &str, envs: &[(&str, &str)]) -> String {
     let exe = build(name, &[]);
-    let out = run(n, &exe, &[]);
+    let out = run_env(n, &exe, &[], envs);
     let (so, se) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr),
@@ -1314,16 +1319,8 @@ fn zero_byte_collectives_do_not_synchronize() {
 #[test]
 fn messages_leave_while_the_sender_computes() {
     assert!(ok(2, "send_then_compute").contains("send_then_compute: all checks passed"));
-    let exe = build("send_then_compute", &[]);
-    let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
-    let (so, se) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        out.status.success() && so.contains("send_then_compute: all checks passed"),
-        "{so}\n{se}"
-    );
+    let so = ok_env(2, "send_then_compute", &[("OXMPI_TRANSPORT", "tcp")]);
+    assert!(so.contains("send_then_compute: all checks passed"), "{so}");
 }
 
 /// MPI_T: every variable and category listed and read, writes that change the
@@ -1345,16 +1342,8 @@ fn tool_interface_lists_reads_writes_and_counts() {
         assert!(so.contains(v), "{v} missing:\n{so}");
     }
     assert!(ok(3, "tools").contains("tools: all checks passed on 3 ranks (auto)"));
-    let exe = build("tools", &[]);
-    let out = run_env(2, &exe, &[], &[("OXMPI_TRANSPORT", "tcp")]);
-    let (so, se) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(
-        out.status.success() && so.contains("all checks passed on 2 ranks (tcp)"),
-        "{so}\n{se}"
-    );
+    let so = ok_env(2, "tools", &[("OXMPI_TRANSPORT", "tcp")]);
+    assert!(so.contains("all checks passed on 2 ranks (tcp)"), "{so}");
 }
 
 /// MPI_T's collective calls per algorithm: with algorithms forced through

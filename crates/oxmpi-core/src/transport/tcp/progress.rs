@@ -331,26 +331,11 @@ impl TcpTransport {
         let coalescing = self.coalesce_max > 0;
         let p = &mut self.peers[to as usize];
         let in_window = coalescing && p.direct_at.is_some_and(|t| t.elapsed() < window);
-        if p.sent >= p.end || p.wfull || in_window {
+        if p.sent >= p.end || in_window {
             return;
         }
-        let Some(c) = p.conn.as_mut() else {
-            return;
-        };
         let mut did = false;
-        let res = (|| -> io::Result<()> {
-            if c.flush_handshake(&mut did)? {
-                if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, &mut did)? {
-                    p.wfull = true;
-                }
-                if p.sent == p.end {
-                    p.sent = 0;
-                    p.end = 0;
-                }
-            }
-            Ok(())
-        })();
-        if let Err(e) = res {
+        if let Err(e) = p.write_queued(&mut did) {
             self.fail_peer(to, format!("connection to rank {to}: {e}"));
         }
     }
@@ -379,23 +364,20 @@ impl TcpTransport {
         did: &mut bool,
     ) -> Option<std::result::Result<(), String>> {
         let p = &mut self.peers[r as usize];
-        let c = p.conn.as_mut()?;
+        p.conn.as_ref()?;
         let scratch = &mut self.scratch;
         Some((|| {
-            // Write: handshake leftovers (the server's verdict) first, then frames.
-            let wfull = std::mem::take(&mut p.wfull);
+            // Write: handshake leftovers (the server's verdict) first, then frames;
+            // a socket found full in the last step is not written again in this one.
+            let was_full = p.wfull;
             p.direct_at = None;
-            if c.flush_handshake(did).map_err(|e| e.to_string())? && p.sent < p.end && !wfull {
-                if !write_some(&c.stream, &p.sendbuf[..p.end], &mut p.sent, did)
-                    .map_err(|e| e.to_string())?
-                {
-                    p.wfull = true;
-                }
-                if p.sent == p.end {
-                    p.sent = 0;
-                    p.end = 0;
-                }
+            p.write_queued(did).map_err(|e| e.to_string())?;
+            if was_full {
+                p.wfull = false;
             }
+            let Some(c) = p.conn.as_mut() else {
+                return Ok(());
+            };
             // Read, unless the packets already received are over the bound.
             let mut reads = 0;
             while !c.eof && p.recv_bytes < RECV_BOUND && reads < READS_PER_POLL {
@@ -557,4 +539,26 @@ pub fn wait_fds(fds: &[RawFd], timeout: Duration) {
             timeout.as_millis().min(i32::MAX as u128) as i32,
         )
     };
+}
+
+impl Peer {
+    /// Writes the handshake's leftovers, then, unless the socket was found full
+    /// (`wfull`), as much of the send queue as the socket takes, marking it full if
+    /// it took less; nothing without a connection. The poll's write
+    /// ([`TcpTransport::poll`]) and the send's ([`TcpTransport::write_out`]).
+    fn write_queued(&mut self, did: &mut bool) -> io::Result<()> {
+        let Some(c) = self.conn.as_mut() else {
+            return Ok(());
+        };
+        if c.flush_handshake(did)? && self.sent < self.end && !self.wfull {
+            if !write_some(&c.stream, &self.sendbuf[..self.end], &mut self.sent, did)? {
+                self.wfull = true;
+            }
+            if self.sent == self.end {
+                self.sent = 0;
+                self.end = 0;
+            }
+        }
+        Ok(())
+    }
 }
