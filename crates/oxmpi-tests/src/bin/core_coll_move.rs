@@ -154,6 +154,7 @@ fn main() {
         }
         "scatter" => {
             run_scatter(&mut cx);
+            run_scatter_small(&mut cx);
             run_scatterv(&mut cx);
         }
         "allgather" => {
@@ -392,6 +393,40 @@ fn run_scatter(cx: &mut Ctx) {
                         }
                         cx.expect("scatter send buffer untouched", &send, &send_ref);
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Scatter of byte blocks of 1-25 bytes from every root, in place or not: the
+/// sizes around the shared area's inline blocks (all the other ranks' blocks in
+/// the release line when they fit there together: 24 bytes on 2 ranks, 12 on 3,
+/// 8 on 4), whose place there skips the root's.
+fn run_scatter_small(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    let byte = Datatype::predefined(Primitive::Byte);
+    for root in 0..n {
+        for blk in [1usize, 3, 4, 8, 9, 12, 13, 24, 25] {
+            for in_place in [false, true] {
+                let case = cx.next();
+                // Every rank knows the whole message (the same seed); the root sends it.
+                let mut all = vec![0u8; n as usize * blk];
+                Rng::fill(seed(case, root, 1), &mut all);
+                let send = if rank == root {
+                    all.clone()
+                } else {
+                    Vec::new()
+                };
+                let want = &all[rank as usize * blk..(rank as usize + 1) * blk];
+                let mut recv = vec![SENTINEL; blk];
+                let received = !(in_place && rank == root);
+                let rb = received.then(|| RecvBuf::typed(&mut recv, blk, &byte).expect("recv"));
+                let sb = (rank == root)
+                    .then(|| SendBuf::typed(&send, n as usize * blk, &byte).expect("send"));
+                mv::scatter(sb, blk, rb, root, &cx.comm).expect("scatter of small blocks");
+                if received {
+                    cx.expect("scatter of small blocks", &recv, want);
                 }
             }
         }

@@ -220,7 +220,11 @@ pub(crate) fn rooted_shortcut(
         let want = super::shm::want(super::select::forced_op(key)?, true);
         return Ok(super::shm::acquire_made(comm, want)?.map(|sess| {
             super::select::ran_shm(key);
-            Rooted::Shm(sess, blk)
+            Rooted::Shm {
+                sess,
+                blk,
+                direct: false,
+            }
         }));
     }
     if blk == 0 {
@@ -244,15 +248,12 @@ pub(crate) fn rooted_shortcut(
         return Ok(None);
     };
     // The same answer on every rank: `direct()` was agreed at set-up.
-    if sess.direct() && (direct || !fits) {
-        super::select::ran_shm(key);
-        return Ok(Some(Rooted::Direct(sess, blk)));
-    }
-    if !fits || (want == super::shm::Want::Auto && blk > rooted_shm_max(scatter, n)) {
+    let direct = sess.direct() && (direct || !fits);
+    if !direct && (!fits || (want == super::shm::Want::Auto && blk > rooted_shm_max(scatter, n))) {
         return Ok(None);
     }
     super::select::ran_shm(key);
-    Ok(Some(Rooted::Shm(sess, blk)))
+    Ok(Some(Rooted::Shm { sess, blk, direct }))
 }
 
 /// The packed bytes of one block of a gather or scatter on an intracommunicator
@@ -283,9 +284,14 @@ pub(crate) fn rooted_empty(blk: Option<usize>) -> bool {
 /// See [`rooted_shortcut`].
 pub(crate) enum Rooted<'c> {
     Nothing,
-    Shm(super::shm::Session<'c>, usize),
-    /// Single copies between the root's buffer and the others' (`coll/shm/direct.rs`).
-    Direct(super::shm::Session<'c>, usize),
+    /// The shared path for blocks of `blk` bytes: through the area, or with
+    /// `direct` by single copies between the root's buffer and the others'
+    /// (`coll/shm/direct.rs`; never for the v forms).
+    Shm {
+        sess: super::shm::Session<'c>,
+        blk: usize,
+        direct: bool,
+    },
 }
 
 /// The checks gather and scatter share: `local` is every rank's own buffer
@@ -529,24 +535,12 @@ pub(crate) fn gather(
         None,
     )?;
     match rooted_shortcut(super::select::Op::GATHER, comm, blk, false)? {
-        Some(super::gather::Rooted::Nothing) => return Ok(()),
-        Some(super::gather::Rooted::Shm(sess, blk)) => {
+        Some(Rooted::Nothing) => return Ok(()),
+        Some(Rooted::Shm { sess, blk, direct }) => {
             let mut recv = recv;
-            super::shm::gather(
+            return super::shm::gather(
                 sess,
-                send.as_ref(),
-                sendtype,
-                recv.as_mut(),
-                recvcount,
-                root as usize,
-                blk,
-            );
-            return Ok(());
-        }
-        Some(super::gather::Rooted::Direct(sess, blk)) => {
-            let mut recv = recv;
-            return super::shm::gather_direct(
-                sess,
+                direct,
                 send.as_ref(),
                 sendtype,
                 recv.as_mut(),
@@ -710,7 +704,7 @@ pub(crate) fn gatherv(
     let at_root = Side::recv_v(recvcounts, displs, recvtype);
     let key = super::select::Op::GATHERV;
     let blk = rooted_blk(CALL, comm, root, &local, &at_root, true);
-    if let Some(Rooted::Shm(sess, _)) = rooted_shortcut(key, comm, blk, true)? {
+    if let Some(Rooted::Shm { sess, .. }) = rooted_shortcut(key, comm, blk, true)? {
         let mut recv = recv;
         let recv = recv.as_mut().zip(a.layout);
         return super::shm::gatherv(sess, comm, CALL, send.as_ref(), recv, root as usize);

@@ -192,23 +192,11 @@ pub(crate) fn scatter(
     )?;
     match super::gather::rooted_shortcut(super::select::Op::SCATTER, comm, blk, false)? {
         Some(super::gather::Rooted::Nothing) => return Ok(()),
-        Some(super::gather::Rooted::Shm(sess, blk)) => {
+        Some(super::gather::Rooted::Shm { sess, blk, direct }) => {
             let mut recv = recv;
-            super::shm::scatter(
+            return super::shm::scatter(
                 sess,
-                send.as_ref(),
-                sendcount,
-                sendtype,
-                recv.as_mut(),
-                root as usize,
-                blk,
-            );
-            return Ok(());
-        }
-        Some(super::gather::Rooted::Direct(sess, blk)) => {
-            let mut recv = recv;
-            return super::shm::scatter_direct(
-                sess,
+                direct,
                 send.as_ref(),
                 sendcount,
                 sendtype,
@@ -330,7 +318,7 @@ pub(crate) fn scatterv(
     let at_root = Side::send_v(sendcounts, displs, sendtype);
     let key = super::select::Op::SCATTERV;
     let blk = super::gather::rooted_blk(CALL, comm, root, &local, &at_root, false);
-    if let Some(super::gather::Rooted::Shm(sess, _)) =
+    if let Some(super::gather::Rooted::Shm { sess, .. }) =
         super::gather::rooted_shortcut(key, comm, blk, true)?
     {
         let mut recv = recv;

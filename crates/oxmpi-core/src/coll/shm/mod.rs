@@ -102,13 +102,11 @@ pub(crate) use alltoall::alltoall;
 pub(crate) use alltoallv::alltoallv;
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
-pub(crate) use direct::{
-    bcast as bcast_direct, gather as gather_direct, scatter as scatter_direct,
-};
+pub(crate) use direct::bcast as bcast_direct;
 pub(crate) use reduce::chunk_elems;
 pub(crate) use reduce::reduce;
 pub(crate) use reduce_scatter::reduce_scatter;
-pub(crate) use rooted::{fits as rooted_fits, gather, scatter};
+pub(crate) use rooted::fits as rooted_fits;
 pub(crate) use rooted_v::{gatherv, scatterv};
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -117,7 +115,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::sched::{Builder, Slice};
+use crate::buf::{RecvBuf, SendBuf};
 use crate::comm::Comm;
+use crate::datatype::Datatype;
 use crate::error::Result;
 use crate::runtime::{engine, Engine};
 use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
@@ -500,6 +500,49 @@ fn setup(comm: &Comm, e: &'static Engine) -> Result<Option<(Ready, Option<Ready>
         }
         _ => Ok(None),
     }
+}
+
+/// MPI_Gather on the shared path, arguments checked (see [`rooted::gather`]):
+/// by single copies into the root's receive buffer (`direct`, where
+/// [`Session::direct`] holds; [`direct::gather`]) or through the area (blocks
+/// that [`rooted_fits`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather(
+    sess: Session<'_>,
+    direct: bool,
+    send: Option<&SendBuf<'_, '_>>,
+    sendtype: &Datatype,
+    recv: Option<&mut RecvBuf<'_, '_>>,
+    recvcount: usize,
+    root: usize,
+    blk: usize,
+) -> Result<()> {
+    if direct {
+        return direct::gather(sess, send, sendtype, recv, recvcount, root, blk);
+    }
+    rooted::gather(sess, send, sendtype, recv, recvcount, root, blk);
+    Ok(())
+}
+
+/// MPI_Scatter on the shared path, arguments checked (see [`rooted::scatter`]):
+/// by single copies from the root's send buffer (`direct`, where
+/// [`Session::direct`] holds; [`direct::scatter`]) or through the area.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter(
+    sess: Session<'_>,
+    direct: bool,
+    send: Option<&SendBuf<'_, '_>>,
+    sendcount: usize,
+    sendtype: &Datatype,
+    recv: Option<&mut RecvBuf<'_, '_>>,
+    root: usize,
+    blk: usize,
+) -> Result<()> {
+    if direct {
+        return direct::scatter(sess, send, sendcount, sendtype, recv, root, blk);
+    }
+    rooted::scatter(sess, send, sendcount, sendtype, recv, root, blk);
+    Ok(())
 }
 
 /// Which per-rank counter a wait looks at.
