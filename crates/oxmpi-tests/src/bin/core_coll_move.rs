@@ -150,6 +150,7 @@ fn main() {
         "bcast" => run_bcast(&mut cx),
         "gather" => {
             run_gather(&mut cx);
+            run_gather_small(&mut cx);
             run_gatherv(&mut cx);
         }
         "scatter" => {
@@ -393,6 +394,38 @@ fn run_scatter(cx: &mut Ctx) {
                         }
                         cx.expect("scatter send buffer untouched", &send, &send_ref);
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Gather of byte blocks of 1-25 bytes from every root, in place or not: the
+/// sizes around the shared area's inline block (2 ranks, up to 24 bytes in the
+/// release line).
+fn run_gather_small(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    let byte = Datatype::predefined(Primitive::Byte);
+    for root in 0..n {
+        for blk in [1usize, 8, 23, 24, 25] {
+            for in_place in [false, true] {
+                let case = cx.next();
+                // Every rank knows the whole result (the same seed); each sends its block.
+                let mut all = vec![0u8; n as usize * blk];
+                Rng::fill(seed(case, root, 2), &mut all);
+                let mine = all[rank as usize * blk..(rank as usize + 1) * blk].to_vec();
+                let mut recv = vec![SENTINEL; n as usize * blk];
+                if rank == root {
+                    // In place, the root's block is already at its place.
+                    recv[rank as usize * blk..(rank as usize + 1) * blk].copy_from_slice(&mine);
+                }
+                let sent = !(in_place && rank == root);
+                let sb = sent.then(|| SendBuf::typed(&mine, blk, &byte).expect("send"));
+                let rb = (rank == root)
+                    .then(|| RecvBuf::typed(&mut recv, n as usize * blk, &byte).expect("recv"));
+                mv::gather(sb, rb, blk, root, &cx.comm).expect("gather of small blocks");
+                if rank == root {
+                    cx.expect("gather of small blocks", &recv, &all);
                 }
             }
         }

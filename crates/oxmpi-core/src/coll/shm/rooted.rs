@@ -2,7 +2,10 @@
 //! per rank), one synchronization each:
 //! * gather: every other rank packs its block into its own slot and raises its
 //!   flag (the last to do so rings the root); the root unpacks every slot into
-//!   its receive buffer;
+//!   its receive buffer. On 2 ranks a block of at most [`INLINE`] bytes goes in
+//!   the release line's inline half instead, published with `release` (a
+//!   broadcast from the one other rank to the root, as any rank may root a
+//!   bcast): the root reads it with the line it waits on;
 //! * scatter: the root packs block j into rank j's slot and publishes
 //!   `release`; every other rank unpacks its slot. Where the other ranks'
 //!   blocks fit the release line's inline half together (`(n - 1) * blk <=`
@@ -77,7 +80,17 @@ pub(crate) fn gather(
         "gather: the root's receive buffer"
     );
     let s = cx.next();
+    // The same test on every rank (the blocks' sizes match).
+    let inline = n == 2 && blk <= INLINE;
     match &mut recv {
+        None if inline => {
+            cx.wait_free(s);
+            let src = send.expect("MPI_IN_PLACE is the root's only");
+            // Nobody reads the inline half of this parity before `release = s`.
+            put(&src, cx.area().inline_bbuf(s), blk);
+            // `release` only grows (a barrier's second publisher may come late).
+            cx.publish_release_once(s);
+        }
         None => {
             cx.wait_free(s);
             let src = send.expect("MPI_IN_PLACE is the root's only");
@@ -95,6 +108,17 @@ pub(crate) fn gather(
                     &mut recv.block_mut(me * recvcount, recvcount),
                     blk,
                 );
+            }
+            if inline {
+                cx.wait_release(s);
+                // The other rank published its block there (Acquire above).
+                take(
+                    cx.area().inline_bbuf(s),
+                    blk,
+                    &mut recv.block_mut((1 - me) * recvcount, recvcount),
+                );
+                cx.set_done(s);
+                return;
             }
             cx.wait_all(Counter::Flag, s);
             cx.learn(s - 1);
