@@ -29,7 +29,7 @@
 //!
 //! | offset | contents |
 //! |---|---|
-//! | 0 | the release line: `release` (step of the last root publication), `arrive`, 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
+//! | 0 | the release line: `release` (step of the last root publication), `arrive`, 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity; also small scatter blocks and a 2-rank gather's block, `rooted.rs`) |
 //! | 64 | the release doorbell (a futex word that wakes every waiter of `release`) |
 //! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants` |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
