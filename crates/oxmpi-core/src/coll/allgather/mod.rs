@@ -3,7 +3,9 @@
 //! Selection for allgather (MPICH's defaults, on total bytes = n * block):
 //! recursive doubling below 512 KiB on power-of-two sizes, Bruck below 80 KiB on
 //! other sizes, ring otherwise. `recursive_doubling` forced on a non-power-of-two
-//! size runs Bruck (it needs a power of two). Allgatherv uses the ring.
+//! size runs Bruck (it needs a power of two). Allgatherv uses the ring
+//! ([`V_TABLE_CROWDED`]: recursive doubling, a message per block, on a crowded
+//! host from 8 ranks).
 //! `shm` (blocking allgather on communicators within one host, through a shared
 //! area, see `coll/shm`) is chosen up to [`SHM_MAX`] bytes per block.
 //!
@@ -85,8 +87,32 @@ pub(crate) static V_TABLE: Table = Table {
             runs: never,
             instead: None,
         },
+        Algorithm {
+            name: "recursive_doubling",
+            applies: "power-of-two sizes (one message per block)",
+            runs: |s| s.ranks & (s.ranks - 1) == 0,
+            instead: Some("ring"),
+        },
     ],
     default: |_| "ring",
+};
+
+/// [`V_TABLE`] where the communicator's shared area says its host has more
+/// ranks than cores: allgather's crowded rule ([`TABLE_CROWDED`]), recursive
+/// doubling on powers of two from 8 ranks, for blocks beyond the shared-memory
+/// path. The choice reads only the size and the area (rank 0's view), the same
+/// on every rank; the displacements, which may differ between ranks, only place
+/// the blocks.
+pub(crate) static V_TABLE_CROWDED: Table = Table {
+    op: "allgatherv",
+    algorithms: V_TABLE.algorithms,
+    default: |s| {
+        if s.ranks >= 8 && s.ranks & (s.ranks - 1) == 0 {
+            "recursive_doubling"
+        } else {
+            "ring"
+        }
+    },
 };
 
 pub const LONG_MSG: usize = 512 * 1024;
@@ -314,7 +340,12 @@ fn schedule_v(
             call, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
         );
     }
-    super::select::choose("allgatherv", &V_TABLE, &Shape::new(comm.size(), 0))?;
+    let table = if super::shm::crowded(comm) {
+        &V_TABLE_CROWDED
+    } else {
+        &V_TABLE
+    };
+    let algo = super::select::choose("allgatherv", table, &Shape::new(comm.size(), 0))?;
     let (rank, n) = (comm.rank(), comm.size());
     util::check_type(call, "recvtype", recvtype)?;
     check_v(
@@ -367,7 +398,10 @@ fn schedule_v(
         None => None,
     };
     if n > 1 {
-        ring::build(&mut b, rank, n, &blocks, src);
+        match algo {
+            "recursive_doubling" => recursive_doubling::build_blocks(&mut b, rank, n, &blocks, src),
+            _ => ring::build(&mut b, rank, n, &blocks, src),
+        }
     }
     for (i, &o) in blocks.iter().enumerate() {
         if i != r || sendbuf.is_some() {
@@ -488,5 +522,26 @@ mod tests {
             }
         }
         TABLE_CROWDED.validate().unwrap();
+    }
+
+    /// Allgatherv's crowded table: recursive doubling (which runs there) on
+    /// powers of two from 8 ranks, the ring elsewhere; a forced
+    /// `recursive_doubling` on other sizes runs the ring.
+    #[test]
+    fn v_crowded_default_runs_where_it_picks() {
+        for ranks in 1..=33 {
+            let s = Shape::new(ranks, 0);
+            let crowded = (V_TABLE_CROWDED.default)(&s);
+            let a = V_TABLE_CROWDED.get(crowded).unwrap();
+            assert!((a.runs)(&s), "{crowded} does not run on {s:?}");
+            assert_eq!((V_TABLE.default)(&s), "ring");
+            let pof2_from_8 = ranks >= 8 && ranks & (ranks - 1) == 0;
+            assert_eq!(crowded == "recursive_doubling", pof2_from_8, "{s:?}");
+            let forced = V_TABLE.resolve("recursive_doubling", &s);
+            let pof2 = ranks & (ranks - 1) == 0;
+            assert_eq!(forced, if pof2 { "recursive_doubling" } else { "ring" });
+        }
+        V_TABLE.validate().unwrap();
+        V_TABLE_CROWDED.validate().unwrap();
     }
 }

@@ -33,3 +33,42 @@ pub fn build(b: &mut Builder, rank: i32, n: i32, out: Slice, blk: usize, src: Op
         mask <<= 1;
     }
 }
+
+/// Recursive doubling over a list of blocks (allgatherv: any counts, each block
+/// where its displacement puts it; `n` a power of two). Step k exchanges the
+/// aligned group of 2^k blocks with `rank ^ 2^k`, one message per block (every
+/// rank knows every count, so both sides post the same messages; the
+/// displacements, which may differ between ranks, only place them). Empty
+/// blocks are not sent. `src`, as in [`build`]: our own block's send data,
+/// copied to `blocks[rank]` during the first step.
+pub fn build_blocks(b: &mut Builder, rank: i32, n: i32, blocks: &[Slice], src: Option<Slice>) {
+    debug_assert!(n & (n - 1) == 0, "recursive doubling needs a power of two");
+    let mut mask = 1;
+    while mask < n {
+        let partner = rank ^ mask;
+        let mine = (rank & !(mask - 1)) as usize;
+        let theirs = (partner & !(mask - 1)) as usize;
+        let group = mask as usize;
+        for j in mine..mine + group {
+            let blk = match src {
+                Some(s) if mask == 1 => s,
+                _ => blocks[j],
+            };
+            if blk.len > 0 {
+                b.send(blk, partner);
+            }
+        }
+        for &blk in &blocks[theirs..theirs + group] {
+            if blk.len > 0 {
+                b.recv(blk, partner);
+            }
+        }
+        if let (Some(s), 1) = (src, mask) {
+            if s.len > 0 {
+                b.copy(s, blocks[rank as usize]);
+            }
+        }
+        b.fence();
+        mask <<= 1;
+    }
+}
