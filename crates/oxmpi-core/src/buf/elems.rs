@@ -455,11 +455,6 @@ impl<'c> VLayout<'c> {
         self.counts
     }
 
-    /// The per-rank displacements, in elements (one per rank).
-    pub(crate) fn displs(&self) -> &'c [isize] {
-        self.displs
-    }
-
     /// Block `j`'s first element and count (an empty block: none, at 0).
     #[inline]
     fn range(&self, j: usize) -> (usize, usize) {
