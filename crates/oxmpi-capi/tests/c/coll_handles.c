@@ -34,7 +34,7 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     for (int i = 0; i < size; i++) { x[i] = rank + 1; counts[i] = 1; displs[i] = i; }
-    MPI_Op not_an_op = (MPI_Op)(intptr_t)(MPI_OP_NULL + 5);   /* in the predefined range, no operation */
+    MPI_Op not_an_op = (MPI_Op)((intptr_t)MPI_OP_NULL + 5);   /* in the predefined range, no operation */
     MPI_Datatype not_a_type = (MPI_Datatype)(intptr_t)0x2ff; /* in the predefined range, no type */
 
     /* operations */
