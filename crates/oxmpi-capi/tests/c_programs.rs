@@ -204,6 +204,13 @@ fn bad_arguments_to_collectives_communicators_groups_topologies() {
 }
 
 #[test]
+fn collectives_handle_lookups_name_the_call_and_argument_and_take_user_handles() {
+    assert!(ok(2, "coll_handles").contains("all checks passed on 2 ranks"));
+    assert!(ok(3, "coll_handles").contains("all checks passed on 3 ranks"));
+    ok(1, "coll_handles");
+}
+
+#[test]
 fn default_error_handler_names_the_call_and_ends_the_job() {
     let exe = build("badargs", &[]);
     let out = run(2, &exe, &["fatal"]);

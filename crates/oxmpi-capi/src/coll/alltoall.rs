@@ -30,12 +30,12 @@ pub(crate) unsafe fn allgather<C: Count>(
     };
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let rc = count(call, "recvcount", rc)?;
-        let rt = committed(rt, call, "recvtype")?;
+        let rt = committed_ref(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rc > 0 && rt.size() > 0)?;
         if send_sig {
             let groups = cm.peer_group_size() as usize;
@@ -104,7 +104,7 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let send_sig = !is_in_place(sb);
         let sc = count_if(call, "sendcount", sc, send_sig)?;
         let st = dtype_if(st, call, "sendtype", send_sig)?;
@@ -116,7 +116,7 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
                 displs(call, "displs", ds, n)?,
             )
         };
-        let rt = committed(rt, call, "recvtype")?;
+        let rt = committed_ref(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         if send_sig {
             let ext = rt.extent();
@@ -163,7 +163,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
@@ -182,7 +182,7 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
                 displs(call, "rdispls", rds, n)?,
             )
         };
-        let rt = committed(rt, call, "recvtype")?;
+        let rt = committed_ref(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller.
         let bufs = unsafe {
@@ -231,7 +231,7 @@ pub(crate) unsafe fn alltoallw<C: Count, D: Displ>(
     );
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let n = cm.peer_group_size() as usize;
         let ns = if is_in_place(sb) { 0 } else { n };
         // SAFETY: MPI_Alltoallw's send arrays have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.

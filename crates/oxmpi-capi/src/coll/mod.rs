@@ -33,7 +33,7 @@ use crate::conv::buffer::{
 };
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{name, to_usize, Count, Displ};
-use crate::conv::{comm, committed, op};
+use crate::conv::{comm, comm_cow, committed, committed_ref, op_cow};
 use crate::types::*;
 
 mod alltoall;

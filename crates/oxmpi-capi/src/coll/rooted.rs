@@ -19,7 +19,7 @@ pub(crate) unsafe fn bcast<C: Count>(
     let call = names("MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let sig = !cm.is_inter() || root == MPI_ROOT || is_leaf(&cm, root);
         let n = count_if(call, "count", n, sig)?;
         let dt = dtype_if(dt, call, "datatype", sig)?;
@@ -54,7 +54,7 @@ pub(crate) unsafe fn gather<C: Count>(
     let call = names("MPI_Gather", "MPI_Igather", "MPI_Gather_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -102,7 +102,7 @@ pub(crate) unsafe fn gatherv<C: Count, D: Displ>(
     let call = names("MPI_Gatherv", "MPI_Igatherv", "MPI_Gatherv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let send_sig = leaf && !(is_root && is_in_place(sb));
         let sc = count_if(call, "sendcount", sc, send_sig)?;
@@ -162,7 +162,7 @@ pub(crate) unsafe fn scatter<C: Count>(
     let call = names("MPI_Scatter", "MPI_Iscatter", "MPI_Scatter_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
         let sc = count_if(call, "sendcount", sc, is_root)?;
@@ -212,7 +212,7 @@ pub(crate) unsafe fn scatterv<C: Count, D: Displ>(
     let call = names("MPI_Scatterv", "MPI_Iscatterv", "MPI_Scatterv_init", form);
     let call = name::<C>(call);
     ffi(call, c, || {
-        let cm = comm(c, call)?;
+        let cm = comm_cow(c, call)?;
         let (is_root, leaf) = (at_root(&cm, root), is_leaf(&cm, root));
         let recv_sig = leaf && !(is_root && is_in_place(rb));
         let n = if is_root {

@@ -102,6 +102,24 @@ pub fn fast_datatype(h: MPI_Datatype) -> Option<&'static Datatype> {
     fast_datatypes().get(h)?.as_ref().map(|&(dt, _)| dt)
 }
 
+/// [`comm`] borrowed, without the reference count taken and dropped, for
+/// MPI_COMM_WORLD and MPI_COMM_SELF while the World model is active (the
+/// collectives' common case); every other handle, and those two outside
+/// MPI_Init..MPI_Finalize, through [`comm`] and its checks and errors.
+#[inline]
+pub fn comm_cow(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
+    if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+        if let Some(e) = runtime::world_engine() {
+            return Ok(std::borrow::Cow::Borrowed(if h == MPI_COMM_WORLD {
+                e.world()
+            } else {
+                e.self_comm()
+            }));
+        }
+    }
+    comm(h, call).map(std::borrow::Cow::Owned)
+}
+
 pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
     let e = runtime::engine()?;
     match h {
@@ -205,6 +223,10 @@ pub fn committed_ref(
     call: &str,
     arg: &str,
 ) -> R<std::borrow::Cow<'static, Datatype>> {
+    // The contiguous predefined types: one indexed load (`fast_datatypes`).
+    if let Some(dt) = fast_datatype(h) {
+        return Ok(std::borrow::Cow::Borrowed(dt));
+    }
     if h != MPI_DATATYPE_NULL && h < 4096 && h != MPI_LB && h != MPI_UB {
         if let Some(p) = crate::abi::primitive_from_handle(h as usize) {
             return Ok(std::borrow::Cow::Borrowed(Datatype::predefined_ref(p)));
@@ -348,6 +370,36 @@ pub fn op(h: MPI_Op, call: &str) -> R<Op> {
             format!("{h:#x} is not a valid operation handle (freed, or never created)"),
         )
     })
+}
+
+/// Operation handles [`predefined_ops`] covers, from MPI_OP_NULL on (every
+/// predefined operation of the ABI; `coll::empty`'s table covers the same).
+const OP_HANDLES: usize = 32;
+
+/// Per operation handle from MPI_OP_NULL: the engine's shared instance of the
+/// predefined operation, `None` for MPI_OP_NULL and numbers that name none. Made
+/// once; [`op_cow`] then borrows it with one indexed load.
+fn predefined_ops() -> &'static [Option<Op>] {
+    static TABLE: std::sync::OnceLock<Box<[Option<Op>]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..OP_HANDLES)
+            .map(|i| match MPI_OP_NULL + i {
+                MPI_OP_NULL => None,
+                h => crate::abi::op_from_handle(h).map(Op::predefined),
+            })
+            .collect()
+    })
+}
+
+/// [`op`] borrowed for the predefined operations (no reference count taken and
+/// dropped, no handle match); MPI_OP_NULL, user operations and invalid handles
+/// through [`op`], its checks and errors.
+#[inline]
+pub fn op_cow(h: MPI_Op, call: &str) -> R<std::borrow::Cow<'static, Op>> {
+    if let Some(Some(o)) = predefined_ops().get(h.wrapping_sub(MPI_OP_NULL)) {
+        return Ok(std::borrow::Cow::Borrowed(o));
+    }
+    op(h, call).map(std::borrow::Cow::Owned)
 }
 
 // ----- info objects -------------------------------------------------------------------
