@@ -122,6 +122,8 @@ fn send_mode<B: Buffer + ?Sized>(
     }
 }
 
+// Forced inline with the immediate calls around it: see `RequestCollection::add`.
+#[inline(always)]
 fn isend_mode<'a, Sc, B, T: ThreadSafety>(
     comm: &Comm,
     dest: Rank,
@@ -457,6 +459,7 @@ pub trait Source: AsCommunicator {
     }
 
     /// Starts a receive of a message tagged `tag` into `buf` (`MPI_Irecv`).
+    #[inline(always)]
     fn immediate_receive_into_with_tag<'a, Sc, Buf>(
         &self,
         scope: Sc,
@@ -471,6 +474,7 @@ pub trait Source: AsCommunicator {
             .or_fatal()
     }
     /// [`immediate_receive_into_with_tag`](Self::immediate_receive_into_with_tag), reporting errors.
+    #[inline(always)]
     fn try_immediate_receive_into_with_tag<'a, Sc, Buf>(
         &self,
         scope: Sc,
@@ -580,6 +584,7 @@ macro_rules! blocking_send {
 macro_rules! immediate_send {
     ($(#[$doc:meta])* $name:ident, $name_tag:ident, $try_name:ident, $try_name_tag:ident, $mode:expr) => {
         $(#[$doc])*
+        #[inline(always)]
         fn $name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Request<'a, Buf, Sc, SafetyOf<Self::Out>>
         where
             Buf: 'a + Buffer + ?Sized,
@@ -588,6 +593,7 @@ macro_rules! immediate_send {
             self.$try_name_tag(scope, buf, tag).or_fatal()
         }
         #[doc = concat!("[`", stringify!($name_tag), "`](Self::", stringify!($name_tag), "), reporting errors.")]
+        #[inline(always)]
         fn $try_name_tag<'a, Sc, Buf>(&self, scope: Sc, buf: &'a Buf, tag: Tag) -> Result<Request<'a, Buf, Sc, SafetyOf<Self::Out>>>
         where
             Buf: 'a + Buffer + ?Sized,

@@ -162,6 +162,7 @@ unsafe impl<'x, 'a: 'x> BufScope<'x> for Lending<'x, 'a> {
 /// other than the one it returned (or more than one), the process aborts, naming
 /// `call`: a request over `'a` memory that no keeper holds may not run on. The request
 /// comes back as the [`Handle`] for `'a` (not `Copy`): its owner completes it.
+#[inline(always)]
 pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
     keeper: &K,
     call: &str,
@@ -197,6 +198,7 @@ pub fn start_kept<'a, K: BufScope<'a> + ?Sized, X>(
 /// [`Handle`] comes with it, for its owner to complete). This is the one
 /// place where an exclusive borrow is handed to an in-flight operation: the keeper holds
 /// the request until it is settled, before `'a` can end.
+#[inline(always)]
 pub fn lend<'a, D: ?Sized, K: BufScope<'a> + ?Sized, X>(
     buf: &'a mut D,
     keeper: &K,
