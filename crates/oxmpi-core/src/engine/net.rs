@@ -61,6 +61,14 @@ impl State {
         Ok(())
     }
 
+    /// Writes what TCP peers' send queues hold back for coalescing (the flusher's
+    /// call, see [`crate::transport::tcp::flush`]).
+    pub(crate) fn flush_held_tcp(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.flush_held();
+        }
+    }
+
     /// "ip:port" of this process's TCP listener, once [`State::ensure_tcp`] ran.
     pub(crate) fn tcp_endpoint(&self) -> Option<String> {
         self.tcp.as_ref().map(|t| t.endpoint())

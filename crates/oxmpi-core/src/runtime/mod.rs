@@ -128,6 +128,14 @@ pub struct Engine {
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();
+
+/// The TCP flusher's hook: writes packets held back for coalescing when the program
+/// made no MPI call for a while (see [`crate::transport::tcp::flush`]).
+fn flush_held_tcp() {
+    if let Some(e) = ENGINE.get() {
+        e.lock().flush_held_tcp();
+    }
+}
 /// The World model: 0 before MPI_Init, 1 between MPI_Init and MPI_Finalize, 2 after.
 static WORLD: AtomicU8 = AtomicU8::new(WORLD_NONE);
 const WORLD_NONE: u8 = 0;
@@ -222,6 +230,7 @@ fn boot_once(call: &str, required: ThreadLevel) -> Result<&'static Engine> {
     match boot(&mut pmi, rank, size, required) {
         Ok(engine) => {
             let _ = ENGINE.set(engine);
+            crate::transport::tcp::flush::set_hook(flush_held_tcp);
             // A spawned job joins its parents before MPI_Init (or the first
             // MPI_Session_init) returns.
             crate::comm::dynamic::connect_to_parent()?;

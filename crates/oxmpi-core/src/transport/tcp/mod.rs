@@ -103,6 +103,7 @@ use std::time::{Duration, Instant};
 use crate::error::{ErrorClass, MpiError, Result};
 
 mod connect;
+pub mod flush;
 mod progress;
 mod socket;
 #[cfg(test)]
@@ -138,13 +139,11 @@ pub const CONNECT_DEADLINE: Duration = Duration::from_secs(30);
 /// than setting up a `sendmsg`.
 pub const GATHER_MIN: usize = 4096;
 /// Eager payloads up to this size may be copied into the send queue when another packet
-/// went to the socket just before (a window), for the next poll to write together: see
-/// [`Peer::direct_at`]. Off by default (`OXMPI_TCP_COALESCE_MAX`, in bytes, turns it on;
-/// 16 KiB measured best, net29): a coalesced packet waits for the sender's next MPI
-/// call, so a window followed by computing holds its last messages back for as long
-/// as the computing lasts. Without it every queued packet is written at once
-/// ([`TcpTransport::write_out`]).
-#[cfg(test)]
+/// went to the socket just before (a window), to be written together: see
+/// [`Peer::direct_at`]. On by default at 16 KiB (measured best, net29);
+/// `OXMPI_TCP_COALESCE_MAX` (in bytes, 0 turns it off) sets it. A held-back packet is
+/// written by the sender's next poll, or by the flusher thread ([`flush`]) about 50 us
+/// later if the program makes no MPI call meanwhile.
 const COALESCE_MAX: usize = 16 * 1024;
 /// How long after a direct write eager packets are still copied (see [`Peer::direct_at`]).
 const COALESCE_FOR: Duration = Duration::from_micros(50);
@@ -266,15 +265,17 @@ struct Peer {
     /// rank spinning on a full socket makes one failed write per progress step, not two
     /// (the engine's gathered write of its outbox, then the poll's of the queue).
     wfull: bool,
-    /// When a gathered write ([`TcpTransport::try_push_gather`]) last went to this peer's
-    /// socket, if no poll has written since: for [`COALESCE_FOR`] after it the next eager
+    /// When a gathered write ([`TcpTransport::try_push_gather`]) or the send's write of
+    /// the queue ([`TcpTransport::write_out`]) last went to this peer's socket, if no
+    /// poll has written since: for [`COALESCE_FOR`] after it the next eager
     /// packets are copied into the queue instead ([`TcpTransport::copies_eager`]), and the
     /// next poll writes them all in one call. Over a veth pair each `sendmsg` runs the
     /// receiver's TCP input too (several us), so osu_bw's windows of 64 x 4 KiB, one
     /// `sendmsg` per message, got 838 MB/s where 2 KiB, copied and written together,
     /// got 2,055. The time limit (and [`COALESCE_QUEUE`]) bound how long a copied
     /// packet can wait for a poll: a blocking `MPI_Send` complete once queued returns
-    /// without one, so a loop of sends with work between them writes each at once.
+    /// without one, so a loop of sends with work between them writes each at once;
+    /// the flusher ([`flush`]) writes the last ones if no poll comes.
     direct_at: Option<Instant>,
     /// Received packets; `Some(len)` for a [`wire::Frame::Landed`] one of `len` bytes,
     /// of which the buffer holds only the head (its payload is in the engine's memory).
@@ -417,7 +418,7 @@ impl TcpTransport {
             coalesce_max: std::env::var("OXMPI_TCP_COALESCE_MAX")
                 .ok()
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
+                .unwrap_or(COALESCE_MAX),
             coalesce_for: COALESCE_FOR,
         })
     }

@@ -290,6 +290,8 @@ impl TcpTransport {
     ) -> bool {
         let now = Instant::now();
         let mut did = false;
+        // This poll writes every queue (the flusher has nothing to do).
+        flush::disarm();
         // Pending connections first (those that closed leave room), then new ones,
         // whose hello goes out at once.
         self.advance_pending(now, &mut did);
@@ -324,19 +326,46 @@ impl TcpTransport {
     /// comes only with the next MPI call, so an `MPI_Send` or an `MPI_Isend` +
     /// `MPI_Wait` followed by computing would leave its message unsent for as long
     /// as the computing lasts (and the receiver waiting). Inside a coalescing
-    /// window ([`TcpTransport::copies_eager`], on only with `OXMPI_TCP_COALESCE_MAX`)
-    /// the bytes stay for the poll that writes them together.
+    /// window ([`TcpTransport::copies_eager`]; this write opens one too) the bytes
+    /// stay for the poll that writes them together, or for the flusher
+    /// ([`flush`]) if that poll does not come within about 50 us.
     pub fn write_out(&mut self, to: u32) {
         let window = self.coalesce_for;
         let coalescing = self.coalesce_max > 0;
         let p = &mut self.peers[to as usize];
-        let in_window = coalescing && p.direct_at.is_some_and(|t| t.elapsed() < window);
-        if p.sent >= p.end || in_window {
+        if p.sent >= p.end {
+            return;
+        }
+        if coalescing && p.direct_at.is_some_and(|t| t.elapsed() < window) && flush::arm() {
             return;
         }
         let mut did = false;
         if let Err(e) = p.write_queued(&mut did) {
             self.fail_peer(to, format!("connection to rank {to}: {e}"));
+            return;
+        }
+        if coalescing && did {
+            p.direct_at = Some(Instant::now());
+        }
+    }
+
+    /// Writes every peer's held-back bytes (the flusher's call, about 50 us after
+    /// [`TcpTransport::write_out`] held some and no poll wrote them): one try, even
+    /// on a socket a write found full before, and the next packet to each peer is
+    /// written at once again.
+    pub fn flush_held(&mut self) {
+        for i in 0..self.active.len() {
+            let r = self.active[i];
+            let p = &mut self.peers[r as usize];
+            p.direct_at = None;
+            if p.sent >= p.end {
+                continue;
+            }
+            p.wfull = false;
+            let mut did = false;
+            if let Err(e) = p.write_queued(&mut did) {
+                self.fail_peer(r, format!("connection to rank {r}: {e}"));
+            }
         }
     }
 
