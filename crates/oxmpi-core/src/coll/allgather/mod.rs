@@ -297,7 +297,7 @@ pub(crate) fn allgather(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
-            super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, blk);
+            super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, None, blk);
             super::select::ran_shm(super::select::Op::ALLGATHER);
             return Ok(());
         }
@@ -445,14 +445,16 @@ pub(crate) fn allgatherv(
     if empty {
         return Ok(());
     }
-    // Equal counts at an allgather's displacements (what OSU's osu_allgatherv and
-    // many programs pass; every rank sees the same arrays): allgather's shared-memory path.
+    // Equal counts (what OSU's osu_allgatherv and many programs pass):
+    // allgather's shared-memory path, each block placed at its displacement. The
+    // choice reads only what every rank shares (the counts, the block's size);
+    // the displacements are rank-local, so a choice that looked at them could
+    // send ranks down different paths and hang them.
     let c = recvcounts.first().copied().unwrap_or(0);
     let uniform = !comm.is_inter()
         && recvcounts.len() >= n
         && displs.len() >= n
-        && (0..n)
-            .all(|i| recvcounts[i] == c && c.checked_mul(i).map(|d| d as isize) == Some(displs[i]))
+        && recvcounts[..n].iter().all(|&r| r == c)
         && util::check_type(CALL, "recvtype", recvtype).is_ok()
         && n.checked_mul(c)
             .is_some_and(|t| util::check_count(CALL, "recvcounts", t, recvtype).is_ok())
@@ -471,8 +473,8 @@ pub(crate) fn allgatherv(
             comm,
             super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
         )? {
-            // Block i at i * c (checked above).
-            super::shm::allgather(sess, send.as_ref(), &mut recv, c, blk);
+            // Block i at displs[i] (inside `recv`: `args` checked the layout).
+            super::shm::allgather(sess, send.as_ref(), &mut recv, c, Some(displs), blk);
             super::select::ran_shm(super::select::Op::ALLGATHERV);
             return Ok(());
         }

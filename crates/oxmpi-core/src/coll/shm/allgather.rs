@@ -6,14 +6,22 @@ use super::{Counter, Session, CHUNK};
 use crate::buf::{RecvBuf, SendBuf};
 
 /// As MPI_Allgather: `send` (`None`: in place) is this rank's block, `recv` holds `n *
-/// recvcount` elements, and `blk`, a block's packed bytes, is the same on every rank.
+/// recvcount` elements (MPI_Allgatherv with equal counts: block j at `displs[j]`), and
+/// `blk`, a block's packed bytes, is the same on every rank.
 pub(crate) fn allgather(
     mut sess: Session<'_>,
     send: Option<&SendBuf<'_, '_>>,
     recv: &mut RecvBuf<'_, '_>,
     recvcount: usize,
+    displs: Option<&[isize]>,
     blk: usize,
 ) {
+    // Block j's first element: MPI_Allgatherv's displacement (rank-local, so
+    // only its placement may differ between ranks: the path is chosen from
+    // the counts, which every rank shares), else j * recvcount. The caller
+    // checked that every block lies inside `recv` (`VLayout::check`: a non-empty
+    // block's displacement is non-negative and its end within the descriptor).
+    let first = |j: usize| displs.map_or(j * recvcount, |d| d[j] as usize);
     // The views made here, next to their uses (as bcast: cheaper than passed in).
     let send = send.map(|s| s.elems());
     let mut recv = recv.elems_mut();
@@ -28,7 +36,7 @@ pub(crate) fn allgather(
         let slot = cx.area().slot(me, s).sub(0, len);
         match &send {
             Some(src) => slot.pack_in(src, off),
-            None => slot.pack_in(&recv.as_elems().block(me * recvcount, recvcount), off),
+            None => slot.pack_in(&recv.as_elems().block(first(me), recvcount), off),
         }
         cx.set(Counter::Flag, s);
         if cx.r.oversubscribed {
@@ -48,7 +56,7 @@ pub(crate) fn allgather(
             cx.area()
                 .slot(j, s)
                 .sub(0, len)
-                .unpack_out(&mut recv.block_mut(j * recvcount, recvcount), off);
+                .unpack_out(&mut recv.block_mut(first(j), recvcount), off);
         }
         cx.set_done(s);
         off += len;
