@@ -61,6 +61,9 @@ fn automatic_selection_on_1_to_9_ranks() {
     }
     // With the 1 MiB counts (selection switches to Rabenseifner / ring / pairwise).
     launch(4, "all", &[]);
+    // 2 ranks with the 96 KiB and 1 MiB counts: reduce through the area up to
+    // two chunks, binomial above.
+    launch(2, "all", &[]);
 }
 
 #[test]

@@ -686,6 +686,9 @@ fn main() {
     for c in cases() {
         let mut counts = vec![0, 1, 7, 300];
         if c.large && mode == "all" {
+            // 96 KiB: two chunks on the shared-memory paths, the second partial
+            // (2-rank reduce takes the area up to two chunks, binomial above).
+            counts.push((96 << 10) / c.dt.size());
             counts.push((1 << 20) / c.dt.size()); // 1 MiB
         }
         for count in counts {

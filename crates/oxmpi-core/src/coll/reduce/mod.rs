@@ -24,7 +24,8 @@
 //!   correct for non-commutative ops too (it is only *selected* for commutative ones).
 //! * `shm` (blocking reduce on communicators within one host): contributions in
 //!   a shared area, folded in rank order by the root (see `coll/shm`); any op.
-//!   Chosen at every size from 3 ranks on, up to [`SHM_MAX_2`] bytes on 2.
+//!   Chosen at every size from 3 ranks on, up to [`SHM_MAX_2`] bytes (two
+//!   chunks) on 2.
 pub(crate) mod binomial;
 pub(crate) mod in_order;
 pub(crate) mod rabenseifner;
@@ -94,10 +95,14 @@ pub(crate) static TABLE: Table = Table {
 /// shared-memory path where it exists ([`SHM_MAX_2`] on 2 ranks): every size on
 /// 3 or more ranks (4 ranks, 2 MiB: 398 us against binomial's 961 and
 /// rabenseifner's 2341; 8 ranks, 4 MiB: 1785 against 4259 and 7334), up to
-/// 32 KiB on 2 ranks (above, binomial's one message: 128 KiB 12-40 us against
-/// 34-49); bench/PROFILE.md, collB27.
+/// two chunks on 2 ranks: there the sender copies the second chunk while the
+/// root folds the first, and neither waits for the other within the call
+/// (64 KiB: min 2.6 us against binomial's 5.6 and Open MPI's 4.3; 128 KiB: 4.8
+/// against 10-14 and 7.7). From three chunks the sender waits for the root's
+/// fold of the chunk two back, a hand-off per chunk that loses to binomial's one
+/// message (256 KiB: min 29-76 against 16); bench/PROFILE.md, collB27 and collB30.
 pub const SHM_MAX: usize = usize::MAX;
-pub const SHM_MAX_2: usize = 32 * 1024;
+pub const SHM_MAX_2: usize = 2 * super::shm::CHUNK;
 
 /// Messages of at least this many bytes use Rabenseifner's algorithm.
 const RABENSEIFNER_MIN_BYTES: usize = 64 * 1024;
