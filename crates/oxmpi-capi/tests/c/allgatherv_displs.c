@@ -7,20 +7,9 @@
  * block where it asked. Sizes from one int to more than 64 KiB, repeated (the
  * shared area is made on a communicator's third call), in place and not.
  * Prints "allgatherv_displs: all checks passed on N ranks". */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include "check.h"
 
-static int fails = 0, wrank;
-#define CHECK(c, ...)                                                                    \
-    do {                                                                                 \
-        if (!(c)) {                                                                      \
-            fprintf(stderr, "rank %d: line %d: ", wrank, __LINE__);                       \
-            fprintf(stderr, __VA_ARGS__);                                                \
-            fprintf(stderr, "\n");                                                       \
-            if (++fails > 10) MPI_Abort(MPI_COMM_WORLD, 1);                              \
-        }                                                                                \
-    } while (0)
+static int wrank;
 
 static int val(int r, int i, int round) { return r * 1000003 + i * 7 + round; }
 
@@ -41,19 +30,20 @@ static void run(MPI_Comm comm, int c, int round, int in_place) {
     for (int i = 0; i < c; i++) send[i] = val(me, i, round);
     if (in_place)
         for (int i = 0; i < c; i++) recv[displs[me] + i] = val(me, i, round);
-    int rc = MPI_Allgatherv(in_place ? MPI_IN_PLACE : send, c, MPI_INT, recv, counts, displs,
-                            MPI_INT, comm);
-    CHECK(rc == MPI_SUCCESS, "MPI_Allgatherv returned %d", rc);
+    OK(MPI_Allgatherv(in_place ? MPI_IN_PLACE : send, c, MPI_INT, recv, counts, displs, MPI_INT,
+                      comm));
     char *mine = calloc(total, 1);
     for (int r = 0; r < n; r++)
         for (int i = 0; i < c; i++) {
             mine[displs[r] + i] = 1;
             int got = recv[displs[r] + i];
-            CHECK(got == val(r, i, round), "c=%d round %d in_place %d: block %d element %d is %d, not %d",
-                  c, round, in_place, r, i, got, val(r, i, round));
+            if (got != val(r, i, round))
+                fprintf(stderr, "rank %d: c=%d round %d in_place %d: block %d element %d is %d, not %d\n",
+                        wrank, c, round, in_place, r, i, got, val(r, i, round));
+            CHECK(got == val(r, i, round));
         }
     for (int i = 0; i < total; i++)
-        if (!mine[i]) CHECK(recv[i] == -1, "c=%d: gap element %d overwritten (%d)", c, i, recv[i]);
+        if (!mine[i]) CHECK(recv[i] == -1); /* a gap between blocks stays untouched */
     free(mine);
     free(recv);
     free(send);
@@ -75,9 +65,7 @@ int main(int argc, char **argv) {
             run(half, sizes[s], round, 0);
         }
     MPI_Comm_free(&half);
-    int all;
-    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (wrank == 0 && all == 0) printf("allgatherv_displs: all checks passed on %d ranks\n", n);
+    if (wrank == 0) printf("allgatherv_displs: all checks passed on %d ranks\n", n);
     MPI_Finalize();
-    return all != 0;
+    return 0;
 }
