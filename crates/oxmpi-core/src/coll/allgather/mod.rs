@@ -107,13 +107,19 @@ pub(crate) static V_TABLE_CROWDED: Table = Table {
     op: "allgatherv",
     algorithms: V_TABLE.algorithms,
     default: |s| {
-        if s.ranks >= 8 && s.ranks & (s.ranks - 1) == 0 {
+        if crowded_doubles(s) {
             "recursive_doubling"
         } else {
             "ring"
         }
     },
 };
+
+/// The crowded-host rule both tables share: recursive doubling on a power of
+/// two from 8 ranks.
+fn crowded_doubles(s: &Shape) -> bool {
+    s.ranks >= 8 && s.ranks & (s.ranks - 1) == 0
+}
 
 pub const LONG_MSG: usize = 512 * 1024;
 pub const SHORT_MSG: usize = 80 * 1024;
@@ -130,7 +136,7 @@ pub(crate) static TABLE_CROWDED: Table = Table {
     op: "allgather",
     algorithms: TABLE.algorithms,
     default: |s| {
-        if s.ranks >= 8 && s.ranks & (s.ranks - 1) == 0 {
+        if crowded_doubles(s) {
             "recursive_doubling"
         } else {
             (TABLE.default)(s)

@@ -139,12 +139,12 @@ pub(crate) fn gather(
 /// among the other ranks' blocks in the inline half when all of them fit there
 /// together, else its slot half (CHUNK >= blk bytes).
 fn scatter_stage<'a>(cx: &'a Ctx<'_>, s: u64, j: usize, root: usize, blk: usize) -> Stage<'a> {
-    match (cx.n - 1) * blk <= INLINE {
-        true => cx
-            .area()
+    if (cx.n - 1) * blk <= INLINE {
+        cx.area()
             .inline_bbuf(s)
-            .sub((j - usize::from(j > root)) * blk, blk),
-        false => cx.area().slot(j, s),
+            .sub((j - usize::from(j > root)) * blk, blk)
+    } else {
+        cx.area().slot(j, s)
     }
 }
 
