@@ -1069,17 +1069,23 @@ impl<'a, D: ?Sized> RequestCollection<'a, D> {
         // check, an error), in index order; all after the first of them wait here too,
         // so `result` stays in index order.
         let mut rest: Vec<(usize, oxmpi_core::Status)> = Vec::new();
-        let (res, gone) = Gone::wait_all_each(&mut self.raws, |i, st| {
+        let (res, gone) = Gone::wait_all_each(&mut self.raws, |i, st, left| {
             let slot = &mut slots[i];
             if rest.is_empty() && st.error == 0 && slot.recv.is_none() {
-                // The common case, a success with no elements to check, on a buffer
-                // not lent (a send): handed out as each request completes, with no
-                // status array (PROFILE.md, rate27).
-                if let Some(Data::Shared(_) | Data::Back(_)) = slot.data {
-                    // (Neither is lent: `reclaim` is a move, no look at the engine.)
-                    if let Some(d) = slot.data.take() {
+                // The common case, a success with no elements to check: handed out as
+                // each request completes, with no status array (PROFILE.md, rate27).
+                match (slot.data.take(), left) {
+                    // Not lent (a send): `reclaim` is a move, no look at the engine.
+                    (Some(d @ (Data::Shared(_) | Data::Back(_))), _) => {
                         return result.push((i, Status::from_core(st), d.reclaim()));
                     }
+                    // A receive's buffer, back as its request leaves the engine, with
+                    // no second pass (PROFILE.md, rrate31).
+                    (Some(Data::Lent(l)), Some(left)) => match l.reclaim_left(left) {
+                        Ok(d) => return result.push((i, Status::from_core(st), d)),
+                        Err(l) => slot.data = Some(Data::Lent(l)),
+                    },
+                    (d, _) => slot.data = d,
                 }
             }
             if rest.capacity() == 0 {

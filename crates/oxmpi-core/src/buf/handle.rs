@@ -88,7 +88,7 @@ impl<'a> Handle<'a> {
     }
 
     /// The engine's requests of `hs`, for the completion calls over arrays.
-    fn raws<'h>(hs: &'h mut [Handle<'a>]) -> &'h mut [Request] {
+    pub(super) fn raws<'h>(hs: &'h mut [Handle<'a>]) -> &'h mut [Request] {
         let (p, n) = (hs.as_mut_ptr() as *mut Request, hs.len());
         // SAFETY: `Handle` is `repr(transparent)` over `Request` (its other field is zero-sized), so the slices have one layout; the exclusive borrow passes on.
         unsafe { std::slice::from_raw_parts_mut(p, n) }

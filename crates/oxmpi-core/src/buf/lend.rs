@@ -493,18 +493,24 @@ impl Gone {
     /// `put` with its index as its request completes (in index order, under the engine's
     /// lock: `put` must not call MPI; the Rust API's collection hands out its completions
     /// from there, PROFILE.md rate27).
+    ///
+    /// A request that succeeded and left the engine comes to `put` with its [`Left`],
+    /// with which [`Lent::reclaim_left`] hands its buffer back there and then, with no
+    /// second pass over the window (PROFILE.md, rrate31).
     pub fn wait_all_each(
         hs: &mut [Handle<'_>],
-        mut put: impl FnMut(usize, crate::Status),
+        mut put: impl FnMut(usize, crate::Status, Option<Left>),
     ) -> (Result<()>, Gone) {
         let mut gone: Vec<Request> = hs.iter().map(Handle::raw).collect();
         // The indices whose status has an error (none in the common case).
         let mut failed: Vec<usize> = Vec::new();
-        let res = Handle::wait_all_each(hs, |i, s| {
+        let res = crate::pt2pt::waitall_each_left(Handle::raws(hs), |i, s, left| {
             if s.error != 0 {
                 failed.push(i);
+                return put(i, s, None);
             }
-            put(i, s)
+            // `gone[i]` is the request `hs[i]` named before the wait.
+            put(i, s, left.then(|| Left(gone[i])))
         });
         if res.is_ok() && failed.is_empty() && hs.iter().all(Handle::is_null) {
             // The common case: every request succeeded and is gone (those null or
@@ -557,7 +563,24 @@ impl InFlight {
     }
 }
 
+/// A request that [`Gone::wait_all_each`] has just completed without error and taken
+/// out of the engine (its handle nulled; handles are generational, so it never names a
+/// request in flight again): made only there, handed to its `put`.
+#[derive(Debug)]
+pub struct Left(Request);
+
 impl<'a, D: ?Sized> Lent<'a, D> {
+    /// The buffer back at once if `left` is this buffer's request (then its operation,
+    /// the only user of the buffer, is over); otherwise `self`, untouched.
+    #[inline]
+    pub fn reclaim_left(self, left: Left) -> std::result::Result<&'a mut D, Self> {
+        if left.0 != self.raw {
+            return Err(self);
+        }
+        // SAFETY: `left` is this buffer's request, completed and out of the engine (`Left` is made only by `Gone::wait_all_each` for a request its wait took out of the engine), so its operation, the only user of the buffer (`new`'s contract), is over and the exclusive borrow for 'a is ours again.
+        Ok(unsafe { &mut *self.ptr })
+    }
+
     /// As [`reclaim`](Lent::reclaim), for a buffer lent to a request that a
     /// [`Gone::wait_all_each`] may have completed: if `gone` holds it (looking on from
     /// `*at`, callers asking in the order the requests were waited for), it comes back
