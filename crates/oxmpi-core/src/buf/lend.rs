@@ -509,8 +509,10 @@ impl Gone {
                 failed.push(i);
                 return put(i, s, None);
             }
-            // `gone[i]` is the request `hs[i]` named before the wait.
-            put(i, s, left.then(|| Left(gone[i])))
+            // `gone[i]` is the request `hs[i]` named before the wait (`DONE` names
+            // no request of its own: left out, as below).
+            let r = gone[i];
+            put(i, s, (left && r != Request::DONE).then_some(Left(r)))
         });
         if res.is_ok() && failed.is_empty() && hs.iter().all(Handle::is_null) {
             // The common case: every request succeeded and is gone (those null or
