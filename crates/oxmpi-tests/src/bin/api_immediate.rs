@@ -187,6 +187,37 @@ fn main() {
         "collection data {bufs:?}"
     );
 
+    // 6b. wait_all over receives hands out each completion, in index order, with its
+    // status and its own buffer (handed back inside the wait, PROFILE.md rrate31).
+    let mut slots = vec![[0u16; 2]; 4];
+    multiple_scope(4, |s, coll| {
+        for (i, b) in slots.iter_mut().enumerate() {
+            coll.add(prev.immediate_receive_into_with_tag(s, b, 80 + i as i32));
+        }
+        for i in 0..4u16 {
+            next.send_with_tag(&[me as u16, i][..], 80 + i32::from(i));
+        }
+        let mut result = Vec::new();
+        coll.wait_all(&mut result);
+        check!(
+            me,
+            result.len() == 4
+                && result.iter().enumerate().all(|(k, (i, st, d))| *i == k
+                    && st.tag() == 80 + k as i32
+                    && st.source_rank() == prev.rank()
+                    && **d == [prev.rank() as u16, k as u16]),
+            "wait_all receive completions {result:?}"
+        );
+    });
+    check!(
+        me,
+        slots
+            .iter()
+            .enumerate()
+            .all(|(i, b)| *b == [prev.rank() as u16, i as u16]),
+        "wait_all receive data {slots:?}"
+    );
+
     // 7. immediate matched receive
     next.send_with_tag(&[5u64, 6, 7][..], 30);
     let (msg, st) = prev.matched_probe_with_tag(30);
