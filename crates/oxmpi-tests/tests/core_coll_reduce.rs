@@ -61,9 +61,11 @@ fn automatic_selection_on_1_to_9_ranks() {
     }
     // With the 1 MiB counts (selection switches to Rabenseifner / ring / pairwise).
     launch(4, "all", &[]);
-    // 2 ranks with the 96 KiB and 1 MiB counts: reduce through the area up to
-    // two chunks, binomial above.
+    // 2 ranks with the 40 KiB, 96 KiB and 1 MiB counts: reduce by single copies
+    // from 32 KiB up to two chunks (binomial above); then without single copies,
+    // through the area up to two chunks.
     launch(2, "all", &[]);
+    launch(2, "all", &[("OXMPI_SHM_DIRECT", "0")]);
 }
 
 #[test]

@@ -167,6 +167,13 @@ pub fn f2c_predefined_or<T>(t: &Table<T>, f: i32) -> usize {
 const FINT_DIRECT: i32 = 0x2000_0000;
 const FINT_DIRECT_SELF: i32 = 0x1000_0000;
 
+/// The slot of the direct handles that name [`Request::DONE`] (the engine's one
+/// complete request, slot `u32::MAX`, which no real slot reaches): a 0-count
+/// immediate collective's, kept out of the table (no lock and table entry at the
+/// post and again in its MPI_Wait: 568 -> 251 Ir a 0-count MPI_Iallreduce + MPI_Wait,
+/// bench/PROFILE.md collB31). A real request in this slot goes to the table.
+const DONE_SLOT: u64 = (1 << SLOT_BITS) - 1;
+
 /// The direct handle of engine request `r` on communicator `c`, when it can have one.
 #[inline]
 pub fn direct_request(r: Request, c: MPI_Comm) -> Option<MPI_Request> {
@@ -175,8 +182,16 @@ pub fn direct_request(r: Request, c: MPI_Comm) -> Option<MPI_Request> {
         crate::abi::MPI_COMM_SELF => KIND_DIRECT_SELF,
         _ => return None,
     };
-    let raw = r.to_raw();
-    if raw >> 32 == 0 || raw as u32 >= 1 << SLOT_BITS || oxmpi_core::diag::checking() {
+    let raw = if r == Request::DONE {
+        1 << 32 | DONE_SLOT
+    } else {
+        let raw = r.to_raw();
+        if raw >> 32 == 0 || raw as u32 as u64 >= DONE_SLOT {
+            return None;
+        }
+        raw
+    };
+    if oxmpi_core::diag::checking() {
         return None;
     }
     Some((raw | kind << SLOT_BITS) as usize)
@@ -191,8 +206,14 @@ pub fn direct_of(h: MPI_Request) -> Option<(Request, MPI_Comm)> {
         KIND_DIRECT_SELF => crate::abi::MPI_COMM_SELF,
         _ => return None,
     };
+    if h >> 32 == 0 {
+        return None;
+    }
+    if h & DONE_SLOT == DONE_SLOT {
+        return Some((Request::DONE, c));
+    }
     // SAFETY: a direct handle is the engine request's own value, which the C program owns (MPI's rules: only its owner completes, starts or frees it); a made-up one names no live request (MPI_ERR_REQUEST).
-    (h >> 32 != 0).then(|| (unsafe { Request::from_raw(h & !(0xff << SLOT_BITS)) }, c))
+    Some((unsafe { Request::from_raw(h & !(0xff << SLOT_BITS)) }, c))
 }
 
 /// The Fortran integer of a direct handle (`None` for other handles).
@@ -203,7 +224,12 @@ pub fn direct_c2f(h: MPI_Request) -> Option<i32> {
     } else {
         FINT_DIRECT
     };
-    Some(base + r.slot_index() as i32)
+    let slot = if r == Request::DONE {
+        DONE_SLOT as i32
+    } else {
+        r.slot_index() as i32
+    };
+    Some(base + slot)
 }
 
 /// The direct handle of a Fortran integer (`None` when `f` is not one's; 0,
@@ -220,6 +246,9 @@ pub fn direct_f2c(f: i32) -> Option<MPI_Request> {
     };
     if slot >= 1 << SLOT_BITS {
         return Some(0);
+    }
+    if slot as u64 == DONE_SLOT {
+        return direct_request(Request::DONE, c).or(Some(0));
     }
     Some(
         oxmpi_core::pt2pt::request_at_slot(slot as u32)
@@ -413,6 +442,23 @@ mod tests {
         assert!(fw > FINT_BASE + (1 << SLOT_BITS) && fw != fs);
         assert_eq!(direct_c2f(h), None);
         assert_eq!(direct_f2c(t.c2f(h).unwrap()), None);
+        // The engine's complete request: one direct handle per communicator, which
+        // names it back (also through Fortran); a real request in its slot has none.
+        let (dw, ds) = (
+            direct_request(Request::DONE, MPI_COMM_WORLD).unwrap(),
+            direct_request(Request::DONE, MPI_COMM_SELF).unwrap(),
+        );
+        assert!(dw != ds && dw != w && t.get(dw).is_none());
+        assert_eq!(direct_of(dw), Some((Request::DONE, MPI_COMM_WORLD)));
+        assert_eq!(direct_of(ds), Some((Request::DONE, MPI_COMM_SELF)));
+        assert_eq!(direct_f2c(direct_c2f(dw).unwrap()), Some(dw));
+        assert_eq!(direct_f2c(direct_c2f(ds).unwrap()), Some(ds));
+        assert_eq!(direct_c2f(dw).unwrap(), FINT_DIRECT + DONE_SLOT as i32);
+        assert_eq!(
+            direct_request(forged((3 << 32) | DONE_SLOT), MPI_COMM_WORLD),
+            None
+        );
+        assert_eq!(direct_request(Request::DONE, 0x1234_5678_9abc), None);
     }
 
     #[test]

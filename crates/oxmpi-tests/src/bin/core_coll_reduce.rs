@@ -691,6 +691,11 @@ fn main() {
             counts.push((96 << 10) / c.dt.size());
             counts.push((1 << 20) / c.dt.size()); // 1 MiB
         }
+        if mode == "all" && n == 2 && c.name == "matrix_noncommutative" {
+            // 40 KiB: a 2-rank reduce by single copies, in two pieces, with the
+            // operands in rank order whichever rank is the root.
+            counts.push((40 << 10) / c.dt.size());
+        }
         for count in counts {
             run_case(&mut x, &c, count);
         }

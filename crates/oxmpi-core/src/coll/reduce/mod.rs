@@ -101,6 +101,10 @@ pub(crate) static TABLE: Table = Table {
 /// against 10-14 and 7.7). From three chunks the sender waits for the root's
 /// fold of the chunk two back, a hand-off per chunk that loses to binomial's one
 /// message (256 KiB: min 29-76 against 16); bench/PROFILE.md, collB27 and collB30.
+/// From 32 KiB, a contiguous type on 2 ranks that may copy between each other's
+/// memory goes by single copies instead (`shm::reduce`'s `reduce_direct`; OSU
+/// average, 2 ranks: 32 KiB 5.7 -> 2.8 us, 64 KiB 9.9-11.0 -> 5.5, 128 KiB
+/// 17.1-18.0 -> 12.3; bench/PROFILE.md, collB31).
 pub const SHM_MAX: usize = usize::MAX;
 pub const SHM_MAX_2: usize = 2 * super::shm::CHUNK;
 

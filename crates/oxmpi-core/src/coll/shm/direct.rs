@@ -21,7 +21,7 @@ use crate::transport::cma;
 
 impl Ctx<'_> {
     /// Root: publishes `addr` at step `s`.
-    fn expose(&mut self, s: u64, addr: usize) {
+    pub(super) fn expose(&mut self, s: u64, addr: usize) {
         self.wait_free(s);
         // Nobody reads the inline half of this parity before `release = s`.
         self.area()
@@ -33,13 +33,13 @@ impl Ctx<'_> {
 
     /// Root: waits until every other rank is done with step `s` (read the
     /// exposed buffer), then marks its own step done.
-    fn unexpose(&mut self, s: u64) {
+    pub(super) fn unexpose(&mut self, s: u64) {
         self.wait_free(s + 2);
         self.set_done(s);
     }
 
     /// Another rank: the address the root exposed at step `s`.
-    fn exposed(&self, s: u64) -> usize {
+    pub(super) fn exposed(&self, s: u64) -> usize {
         self.wait_release(s);
         let mut w = [0u8; 8];
         // The root published the address (Acquire in wait_release).
@@ -48,7 +48,13 @@ impl Ctx<'_> {
     }
 
     /// Another rank: reads `dst.len()` bytes at `addr` of rank `root`'s memory.
-    fn read_from(&self, call: &str, root: usize, addr: usize, dst: &mut [u8]) -> Result<()> {
+    pub(super) fn read_from(
+        &self,
+        call: &str,
+        root: usize,
+        addr: usize,
+        dst: &mut [u8],
+    ) -> Result<()> {
         let pid = self.r.pids[root];
         cma::read_remote(pid, addr, dst).map_err(|e| {
             MpiError::new(

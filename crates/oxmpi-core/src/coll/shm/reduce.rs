@@ -2,7 +2,8 @@
 //! elements) into its slot and raises its flag; the root folds the slots in
 //! rank order into its receive buffer. Also the chunking and folding shared with
 //! allreduce.
-use super::{Counter, Session, CHUNK};
+use super::{Counter, Ctx, Session, CHUNK};
+use crate::buf::elems::Elems;
 use crate::buf::elems::ElemsMut;
 use crate::buf::{RecvBuf, SendBuf};
 use crate::coll::util::span_len;
@@ -74,11 +75,18 @@ pub(crate) fn reduce(
     op: &Op,
     root: usize,
 ) -> Result<()> {
+    // Decided from what every rank shares: set-up's answer, the datatype, the count.
+    let direct = sess.direct()
+        && dt.is_contiguous()
+        && (DIRECT_MIN..=DIRECT_MAX).contains(&span_len(count, dt));
     let mut cx = sess.ctx();
     let (n, me) = (cx.n, cx.me);
     // The views made here, next to their uses (as bcast: cheaper than passed in).
     let send = send.map(|s| s.elems());
     let mut out = recv.filter(|_| me == root).map(|r| r.elems_mut());
+    if direct && n == 2 {
+        return reduce_direct(&mut cx, send.as_ref(), out.as_mut(), count, dt, op, root);
+    }
     let in_place = send.is_none();
     let mut temp = if dt.is_contiguous() {
         Vec::new()
@@ -119,5 +127,91 @@ pub(crate) fn reduce(
         }
         e0 += c;
     }
+    result
+}
+
+/// A 2-rank reduce of a contiguous type from this many bytes up to [`DIRECT_MAX`]
+/// goes by single copies ([`reduce_direct`]) where the pair may copy between each
+/// other's memory. Through the area the sender writes every line of its slot (taking
+/// it from the root's cache) and the root reads them back (taking them again): two
+/// transfers between the cores per line and call. The root's read of the sender's
+/// buffer moves each line once, and not at all when the buffer is unchanged since
+/// the last call (its lines stay valid in the root's cache).
+const DIRECT_MIN: usize = 32 * 1024;
+/// See [`DIRECT_MIN`]: above it the reduce of 2 ranks goes by binomial's message
+/// (`reduce::SHM_MAX_2`).
+const DIRECT_MAX: usize = 2 * CHUNK;
+/// The root reads the other rank's input in pieces of this many bytes, each
+/// folded while it is still in the cache.
+const DIRECT_PIECE: usize = 32 * 1024;
+
+thread_local! {
+    /// The root's pieces of the other rank's input (and, in place, of its own).
+    static PIECES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// MPI_Reduce on 2 ranks by single copies (`Session::direct` holds, `dt` is
+/// contiguous): the other rank exposes its input and waits until the root has read
+/// it; the root reads it piece by piece (`process_vm_readv`) and folds each piece
+/// with its own input, in rank order, into its receive buffer. It releases the other
+/// rank after its last read, before its last fold. A refused copy is the root's
+/// error (MPI_ERR_OTHER); the other rank is still released.
+#[allow(clippy::too_many_arguments)]
+fn reduce_direct(
+    cx: &mut Ctx<'_>,
+    send: Option<&Elems<'_>>,
+    out: Option<&mut ElemsMut<'_>>,
+    count: usize,
+    dt: &Datatype,
+    op: &Op,
+    root: usize,
+) -> Result<()> {
+    let s = cx.next();
+    let me = cx.me;
+    if me != root {
+        let input = send
+            .expect("MPI_IN_PLACE is the root's only")
+            .span(0, count);
+        cx.expose(s, input.as_ptr() as usize);
+        cx.unexpose(s);
+        return Ok(());
+    }
+    let addr = cx.exposed(s);
+    let out = out.expect("the root has a receive buffer");
+    let ext = dt.extent().max(1) as usize;
+    let per = (DIRECT_PIECE / ext).max(1);
+    let piece = span_len(per.min(count), dt);
+    let result = PIECES.with(|p| {
+        let mut p = p.borrow_mut();
+        let want = if send.is_some() { piece } else { 2 * piece };
+        if p.len() < want {
+            p.resize(want, 0);
+        }
+        let (theirs, own) = p.split_at_mut(piece);
+        let mut result = Ok(());
+        let mut e0 = 0;
+        while e0 < count {
+            let c = per.min(count - e0);
+            let len = span_len(c, dt);
+            let read = cx.read_from("MPI_Reduce", 1 - root, addr + e0 * ext, &mut theirs[..len]);
+            if e0 + c == count || read.is_err() {
+                // Nothing more of the other rank's memory is read.
+                cx.set_done(s);
+            }
+            read?;
+            let mine: &[u8] = match send {
+                Some(i) => i.span(e0, c),
+                None => {
+                    own[..len].copy_from_slice(out.as_elems().span(e0, c));
+                    &own[..len]
+                }
+            };
+            let theirs = &theirs[..len];
+            let src = |j: usize| Operand::Bytes(if j == root { mine } else { theirs });
+            fold_into(2, src, out, e0, c, &mut [], dt, op, &mut result);
+            e0 += c;
+        }
+        result
+    });
     result
 }
