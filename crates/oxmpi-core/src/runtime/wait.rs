@@ -141,28 +141,6 @@ impl Engine {
             .record(start, end, || self.others_may_hold_cores())
     }
 
-    /// A yield of the point-to-point wait's spin phase: `false` when the wait
-    /// should stop spinning and sleep (oversubscribed: as
-    /// [`Engine::gated_yield`] says).
-    ///
-    /// Where every rank of ours has a processor, the peer we wait for runs on
-    /// another one: a closed gate there skips the yield (it would feed the
-    /// other program on this core a slice) and a late yield closes the gate
-    /// but does not end the spin, which runs its budget (`OXMPI_SPIN`) and
-    /// catches the reply. Sleeping instead made every hand-off a wake-up that
-    /// must preempt the other program: IMB on 2 ranks, each on its own CPU
-    /// with a `yes` beside it, PingPong 0-16 B 42 µs a call, now 0.3 (MPICH
-    /// 0.4; bench/PROFILE.md busy31).
-    fn spin_yield(&self) -> bool {
-        if self.oversubscribed {
-            return self.gated_yield();
-        }
-        if self.yield_gate.open(now_ns()) {
-            self.gated_yield();
-        }
-        true
-    }
-
     /// After a late yield: whether it gave the core to another program rather
     /// than to a rank of ours. Only where our ranks outnumber the cores can a
     /// rank of ours have taken it, and then only one that is not waiting.
@@ -344,10 +322,8 @@ impl Engine {
                 // sleeps, and its peer's ring wakes it at once, where spinning
                 // on lost each yield a slice (IMB PingPong/Sendrecv/Exchange
                 // on 2 ranks under load 17: 8-18 s spinning, 0.4 s sleeping).
-                // Where every rank of ours has a processor, see
-                // [`Engine::spin_yield`]: the spin runs its budget.
                 spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(SPINS_PER_YIELD) && !self.spin_yield() {
+                if spins.is_multiple_of(SPINS_PER_YIELD) && !self.gated_yield() {
                     idle = self.spin + self.yields;
                 }
                 continue;
