@@ -13,7 +13,7 @@
 //! |---|---|
 //! | 0 | the release line: `release`, `arrive` (u64 counters), then 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
 //! | 64 | the release [`Doorbell`] |
-//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants`; rank 0's also `wanting` at its offset 64 |
+//! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants`, then 2 × [`INLINE_SLOT`] bytes of inline slot (by step parity); rank 0's also `wanting` at its offset 64 |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
 //! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
 //!
@@ -22,12 +22,13 @@
 //!   and [`Stage`] borrows the arena, so none outlives the mapping.
 //! * The control pages hold only `AtomicU64`s and the one `Doorbell` (zero bytes are
 //!   a valid initial state of both: a fresh memfd reads as zeros), at fixed
-//!   8-aligned offsets below the broadcast buffer, and the inline broadcast buffer
-//!   (bytes 16..64 of the release line, reached only as a [`Stage`], never as a
-//!   counter: `counter` names offsets 0 and 8 of that line only); nothing else is
-//!   ever placed there.
-//! * A [`Stage`] is a range of the data pages (broadcast buffer or slots) or the
-//!   inline broadcast buffer, checked to
+//!   8-aligned offsets below the broadcast buffer, the inline broadcast buffer
+//!   (bytes 16..64 of the release line) and the ranks' inline slots (bytes 32..64 of
+//!   each control line), both reached only as a [`Stage`], never as a counter
+//!   (`counter` names offsets 0 and 8 of the release line, 0, 8, 16 and 24 of a
+//!   control line and 64 of rank 0's only); nothing else is ever placed there.
+//! * A [`Stage`] is a range of the data pages (broadcast buffer or slots), the
+//!   inline broadcast buffer or an inline slot, checked to
 //!   lie inside its parent on every [`Stage::sub`]; no method hands out a Rust
 //!   reference into a stage. The methods that need a slice of one (pack, unpack,
 //!   deliver) make it for the duration of a call that runs no caller code, so within
@@ -59,6 +60,10 @@ pub const CHUNK: usize = 64 * 1024;
 /// `release` and `arrive`): a message that fits reaches the waiters with the line
 /// that publishes it, one cache-line transfer instead of two.
 pub const INLINE: usize = 24;
+/// Bytes of one half of a rank's inline slot (bytes 32..64 of its control line,
+/// after `flag`, `res`, `done` and `wants`): a block that fits reaches the readers
+/// with the line whose `flag` publishes it, one cache-line transfer instead of two.
+pub const INLINE_SLOT: usize = 16;
 const LINE: usize = 128;
 const PAGE: usize = 4096;
 
@@ -237,6 +242,35 @@ impl CollArena {
             self.inline_bbuf(par)
         } else {
             self.bbuf(par)
+        }
+    }
+
+    /// Rank `r`'s inline slot of step parity `par` ([`INLINE_SLOT`] bytes at offset
+    /// 32 of its control line, beside its `flag`): written by rank `r` only, under
+    /// the same protocol as its slot.
+    #[inline]
+    pub(crate) fn inline_slot(&self, r: usize, par: u64) -> Stage<'_> {
+        const _: () = assert!(32 + 2 * INLINE_SLOT <= 64);
+        assert!(r < self.n);
+        Stage {
+            ptr: self
+                .map
+                .ptr()
+                .as_ptr()
+                .wrapping_add(self.lay.ctl + r * LINE + 32 + (par as usize & 1) * INLINE_SLOT),
+            len: INLINE_SLOT,
+            _arena: PhantomData,
+        }
+    }
+
+    /// Where rank `r`'s block of `bytes` bytes (the same on every rank) of step
+    /// parity `par` goes: its inline slot when it fits, else its slot.
+    #[inline]
+    pub(crate) fn slot_for(&self, r: usize, par: u64, bytes: usize) -> Stage<'_> {
+        if bytes <= INLINE_SLOT {
+            self.inline_slot(r, par)
+        } else {
+            self.slot(r, par)
         }
     }
 
