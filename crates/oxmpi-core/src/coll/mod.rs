@@ -148,19 +148,27 @@ pub(crate) fn env_algorithm(op: &str) -> Option<String> {
 }
 
 /// Checks a root argument of a rooted collective on an intracommunicator.
+/// Inlined (every rooted call checks its root; the error is made out of line).
+#[inline]
 pub fn check_root(call: &str, comm: &Comm, root: i32) -> Result<()> {
     if root < 0 || root >= comm.size() {
-        return Err(MpiError::arg(
-            ErrorClass::Root,
-            call,
-            "root",
-            format!(
-                "{root} is not a rank of this communicator (0..{})",
-                comm.size()
-            ),
-        ));
+        return Err(bad_root(call, comm, root));
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn bad_root(call: &str, comm: &Comm, root: i32) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Root,
+        call,
+        "root",
+        format!(
+            "{root} is not a rank of this communicator (0..{})",
+            comm.size()
+        ),
+    )
 }
 
 /// Rejects intercommunicators where only intracommunicator algorithms exist yet.

@@ -286,22 +286,38 @@ fn count(i: Option<usize>, table: &Table, algorithm: &str) {
 /// Counts one call of row `i`, column `k` of [`CALLS`] (or defers it).
 #[inline]
 fn count_at(i: usize, k: usize) {
-    let deferred = DEFERRED.with(|d| match d.borrow_mut().as_mut() {
-        Some(v) => {
-            v.push((i, k));
-            true
-        }
-        None => false,
-    });
+    // No thread plans a persistent collective (nearly always): no thread-local
+    // look-up (~50 instructions a call, bench/PROFILE.md collA32). A planning
+    // thread raised the count before it set its own `DEFERRED`, so it sees it.
+    let deferred = DEFERRING.load(Ordering::Relaxed) != 0
+        && DEFERRED.with(|d| match d.borrow_mut().as_mut() {
+            Some(v) => {
+                v.push((i, k));
+                true
+            }
+            None => false,
+        });
     if !deferred {
         CALLS[i][k].fetch_add(1, Ordering::Relaxed);
     }
 }
 
+/// Threads inside [`deferring_counts`] now.
+static DEFERRING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Runs `f` (a persistent collective's planning) with the counts of the
 /// algorithms it chooses kept aside, not counted: a persistent collective
 /// counts once per start, what each start runs, and not at its `_init`.
 pub(crate) fn deferring_counts<R>(f: impl FnOnce() -> R) -> (R, Vec<(usize, usize)>) {
+    /// Lowers [`DEFERRING`] again however `f` ends (a panic unwinds through it).
+    struct Raised;
+    impl Drop for Raised {
+        fn drop(&mut self) {
+            DEFERRING.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    DEFERRING.fetch_add(1, Ordering::Relaxed);
+    let _raised = Raised;
     let outer = DEFERRED.with(|d| d.replace(Some(Vec::new())));
     let r = f();
     let kept = DEFERRED.with(|d| d.replace(outer)).unwrap_or_default();
@@ -420,6 +436,7 @@ pub(crate) fn forced(op: &str) -> Result<Option<&'static str>> {
 /// [`forced`] for the per-call paths: without an MPI_T override (one relaxed
 /// load), the environment's choice, checked once and kept (the environment
 /// does not change after MPI_Init, which validated it).
+#[inline]
 pub(crate) fn forced_op(op: Op) -> Result<Option<&'static str>> {
     use std::sync::OnceLock;
     static CACHE: [OnceLock<Option<&'static str>>; FORCEABLE.len()] =

@@ -134,31 +134,42 @@ pub fn reduce_step(b: &mut Builder, src: Slice, dst: Slice, count: usize, dt: &D
     b.reduce(src, dst, count, dt, op);
 }
 
-/// Rejects an uncommitted datatype, naming the call and argument.
+/// Rejects an uncommitted datatype, naming the call and argument. Inlined (every
+/// collective checks its types on each call; the error is made out of line).
+#[inline]
 pub fn check_type(call: &str, arg: &str, dt: &Datatype) -> Result<()> {
     if !dt.is_committed() {
-        return Err(MpiError::arg(
-            ErrorClass::Type,
-            call,
-            arg,
-            "datatype is not committed",
-        ));
+        return Err(uncommitted(call, arg));
     }
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn uncommitted(call: &str, arg: &str) -> MpiError {
+    MpiError::arg(ErrorClass::Type, call, arg, "datatype is not committed")
+}
+
 /// Rejects a count that cannot be addressed (more packed bytes than `isize::MAX`).
+/// Inlined as [`check_type`].
+#[inline]
 pub fn check_count(call: &str, arg: &str, count: usize, dt: &Datatype) -> Result<()> {
     match count.checked_mul(dt.size()) {
         Some(n) if n <= isize::MAX as usize => Ok(()),
-        _ => Err(MpiError::arg(
-            ErrorClass::Count,
-            call,
-            arg,
-            format!(
-                "{count} elements of {} bytes overflow the address space",
-                dt.size()
-            ),
-        )),
+        _ => Err(count_overflow(call, arg, count, dt)),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn count_overflow(call: &str, arg: &str, count: usize, dt: &Datatype) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Count,
+        call,
+        arg,
+        format!(
+            "{count} elements of {} bytes overflow the address space",
+            dt.size()
+        ),
+    )
 }

@@ -49,10 +49,18 @@ pub(crate) static ALGORITHM_OVERRIDES: Mutex<Vec<Option<Option<&'static str>>>> 
 
 /// The algorithm MPI_T chose for collective `op`, if it chose one:
 /// `Some(None)` means "auto".
+/// Inlined: every collective asks, and the answer is almost always "none set"
+/// (one relaxed load); the table is read out of line.
+#[inline]
 pub(crate) fn algorithm_override(op: &str) -> Option<Option<&'static str>> {
     if !ANY_ALGORITHM_OVERRIDE.load(Ordering::Relaxed) {
         return None;
     }
+    algorithm_override_set(op)
+}
+
+#[inline(never)]
+fn algorithm_override_set(op: &str) -> Option<Option<&'static str>> {
     let i = crate::coll::FORCEABLE.iter().position(|&k| k == op)?;
     ALGORITHM_OVERRIDES
         .lock()

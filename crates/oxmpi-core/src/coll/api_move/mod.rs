@@ -54,6 +54,7 @@ pub(crate) fn at_root(comm: &Comm, root: i32) -> bool {
 }
 
 /// `n` consecutive blocks of `count` elements fit in a descriptor of `cap` elements.
+#[inline]
 pub(crate) fn check_uniform(
     call: &str,
     arg: &str,
@@ -62,14 +63,20 @@ pub(crate) fn check_uniform(
     n: usize,
 ) -> Result<()> {
     if count.checked_mul(n).is_none_or(|k| k > cap) {
-        return Err(MpiError::arg(
-            ErrorClass::Buffer,
-            call,
-            arg,
-            format!("{n} blocks of {count} elements do not fit in its {cap} elements"),
-        ));
+        return Err(not_uniform(call, arg, cap, count, n));
     }
     Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn not_uniform(call: &str, arg: &str, cap: usize, count: usize, n: usize) -> MpiError {
+    MpiError::arg(
+        ErrorClass::Buffer,
+        call,
+        arg,
+        format!("{n} blocks of {count} elements do not fit in its {cap} elements"),
+    )
 }
 
 /// Block `i` (`counts[i]` elements from element `displs[i]`) lies inside a

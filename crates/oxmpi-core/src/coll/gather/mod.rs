@@ -207,6 +207,7 @@ impl<'a> Side<'a> {
 /// block): one rank's empty block says nothing of the others', so they use an
 /// area made already unless shm is forced ([`super::shm::acquire_made`]).
 /// `blk`: [`rooted_blk`]'s answer; `v`: a v form.
+#[inline]
 pub(crate) fn rooted_shortcut(
     key: super::select::Op,
     comm: &Comm,
@@ -259,6 +260,7 @@ pub(crate) fn rooted_shortcut(
 /// The packed bytes of one block of a gather or scatter on an intracommunicator
 /// whose arguments pass [`check_rooted`]; `None` otherwise (the schedule then
 /// reports the error).
+#[inline]
 pub(crate) fn rooted_blk(
     call: &str,
     comm: &Comm,
@@ -298,6 +300,7 @@ pub(crate) enum Rooted<'c> {
 /// (gather's send side, scatter's receive side), `at_root` the root's buffer of
 /// one block per rank. Returns the packed bytes of one block. `local_sends`
 /// orients the size-mismatch message (sent, expected).
+#[inline]
 pub(crate) fn check_rooted(
     call: &str,
     comm: &Comm,
@@ -372,6 +375,7 @@ pub(crate) struct GatherArgs<'c, 'd> {
 /// v form's blocks, whose checked layout is returned; elsewhere it is not
 /// significant: an address never reached.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(crate) fn root_side<'c>(
     call: &str,
     args: (&str, &str),

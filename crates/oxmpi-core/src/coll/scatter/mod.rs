@@ -346,6 +346,7 @@ pub(crate) struct ScatterArgs<'c, 'd> {
 /// scatterv on every communicator, blocking or not (as
 /// [`gather_args`](super::gather::gather_args), for the root's send buffer).
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(crate) fn scatter_args<'c, 'd>(
     call: &str,
     send: &Option<SendBuf<'_, 'd>>,
