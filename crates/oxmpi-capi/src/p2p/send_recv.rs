@@ -22,7 +22,7 @@ pub type RecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *m
 pub type IrecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *mut MPI_Request);
 
 /// A blocking send's fast path: standard mode, contiguous predefined data on a
-/// predefined communicator.
+/// predefined communicator or the user communicator this thread looked up last.
 #[inline(always)]
 pub unsafe fn send_fast<C: Count>(
     (buf, count, h, dest, tag, c): SendArgs<C>,
@@ -34,7 +34,7 @@ pub unsafe fn send_fast<C: Count>(
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
     let data = unsafe { c_bytes(buf, len) };
-    Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
+    Some(pt2pt::send_contig(&cm, data, dt, dest, tag).map_err(Into::into))
 }
 
 /// The whole body of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend.
@@ -63,7 +63,7 @@ pub unsafe fn isend_fast<C: Count>(
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
     let data = unsafe { c_bytes(buf, len) };
-    let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
+    let res = pt2pt::isend_contig(&cm, data, dt, dest, tag);
     // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
     Some(unsafe { put_request(res, request, c) })
 }
@@ -99,7 +99,7 @@ pub unsafe fn recv_fast<C: Count>(
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
     let data = unsafe { c_bytes_mut(buf, len) };
-    let res = pt2pt::recv_contig(cm, data, dt, source, tag);
+    let res = pt2pt::recv_contig(&cm, data, dt, source, tag);
     // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
     Some(unsafe { recv_outcome(res, status) })
 }
@@ -161,7 +161,7 @@ pub unsafe fn irecv_fast<C: Count>(
     let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
     // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
     let data = unsafe { c_bytes_mut(buf, len) };
-    let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
+    let res = pt2pt::irecv_contig(&cm, data, dt, source, tag);
     // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
     Some(unsafe { put_request(res, request, c) })
 }
