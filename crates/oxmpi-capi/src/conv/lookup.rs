@@ -29,33 +29,60 @@ pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
 }
 
 /// The hot case of the point-to-point calls (bench/PROFILE.md, p2p18):
-/// MPI_COMM_WORLD or MPI_COMM_SELF, or a user communicator this thread looked
-/// up last ([`cached_comm`], capi31), a predefined datatype whose elements lie
+/// MPI_COMM_WORLD or MPI_COMM_SELF, a predefined datatype whose elements lie
 /// back to back, a count >= 0 and a buffer the general path accepts. Gives
-/// the engine's objects (the predefined communicators borrowed: no table, no
-/// reference count) and the byte length; `None` sends the call down the general
-/// path, which also reports every error there is (and fills the cache).
+/// the engine's objects borrowed (no table, no reference count) and the byte
+/// length; `None` sends the call to [`fast_p2p_user`], then down the general
+/// path, which also reports every error there is.
 #[inline]
 pub fn fast_p2p(
     c: MPI_Comm,
     h: MPI_Datatype,
     buf: *const std::ffi::c_void,
     count: i64,
-) -> Option<(std::borrow::Cow<'static, Comm>, &'static Datatype, usize)> {
+) -> Option<(&'static Comm, &'static Datatype, usize)> {
+    // The World model active (inlined loads, no `Result` made): outside it, or after
+    // MPI_Finalize with a session still open, the general path reports MPI_ERR_COMM.
+    let e = runtime::world_engine()?;
+    let cm = match c {
+        MPI_COMM_WORLD => e.world(),
+        MPI_COMM_SELF => e.self_comm(),
+        _ => return None,
+    };
+    let (dt, len) = fast_data(h, buf, count)?;
+    Some((cm, dt, len))
+}
+
+/// [`fast_p2p`] for the user communicator this thread looked up last
+/// ([`cached_comm`], capi31); `None` for every other handle.
+#[inline]
+pub fn fast_p2p_user(
+    c: MPI_Comm,
+    h: MPI_Datatype,
+    buf: *const std::ffi::c_void,
+    count: i64,
+) -> Option<(Comm, &'static Datatype, usize)> {
+    if c < 4096 {
+        return None;
+    }
+    runtime::world_engine()?;
+    let (dt, len) = fast_data(h, buf, count)?;
+    Some((cached_comm(c)?, dt, len))
+}
+
+/// The datatype and byte length of the fast point-to-point paths.
+#[inline(always)]
+fn fast_data(
+    h: MPI_Datatype,
+    buf: *const std::ffi::c_void,
+    count: i64,
+) -> Option<(&'static Datatype, usize)> {
     if count < 0 {
         return None;
     }
     // One indexed load (rate21): the handle's datatype and element size, or
     // `None` for every handle that is not a predefined contiguous type.
     let &(dt, size) = fast_datatypes().get(h)?.as_ref()?;
-    // The World model active (inlined loads, no `Result` made): outside it, or after
-    // MPI_Finalize with a session still open, the general path reports MPI_ERR_COMM.
-    let e = runtime::world_engine()?;
-    let cm = match c {
-        MPI_COMM_WORLD => std::borrow::Cow::Borrowed(e.world()),
-        MPI_COMM_SELF => std::borrow::Cow::Borrowed(e.self_comm()),
-        _ => std::borrow::Cow::Owned(cached_comm(c)?),
-    };
     let len = (count as usize)
         .checked_mul(size)
         .filter(|&n| n <= isize::MAX as usize)?;
@@ -63,7 +90,7 @@ pub fn fast_p2p(
     if len > 0 && (buf as usize) < 4096 {
         return None;
     }
-    Some((cm, dt, len))
+    Some((dt, len))
 }
 
 /// Handles below this are looked at by [`fast_datatypes`]: every predefined
