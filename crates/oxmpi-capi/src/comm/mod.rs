@@ -269,7 +269,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(c: *mut MPI_Comm) -> c_int {
         }
         {
             let mut st = state();
-            st.comms.remove(*h);
+            crate::conv::remove_comm(&mut st, *h);
             st.comm_errhandler.remove(h);
             st.comm_info.remove(h);
         }

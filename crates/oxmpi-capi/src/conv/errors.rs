@@ -183,6 +183,23 @@ pub fn hot(
     ffi(call, c, slow)
 }
 
+/// [`hot`] for a call whose whole body is its fast path (MPI_Wait of a direct
+/// handle): `body` runs with its panics caught and, when it succeeds, the call
+/// returns MPI_SUCCESS without `ffi`'s frame or the error-routing thread-local;
+/// its error, or panic, goes through `ffi` routed to `c`, as the general entry
+/// reports it. A traced run takes `ffi` with `body`.
+#[inline(always)]
+pub fn hot_body(call: &'static str, c: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {
+    if oxmpi_core::diag::tracing() {
+        return ffi(call, c, body);
+    }
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => ffi(call, c, || Err(e)),
+        Err(p) => ffi(call, c, || std::panic::resume_unwind(p)),
+    }
+}
+
 /// `mpiexec --trace`: the call as one event of the timeline.
 #[cold]
 fn traced(call: &'static str, comm: MPI_Comm, body: impl FnOnce() -> R<()>) -> c_int {

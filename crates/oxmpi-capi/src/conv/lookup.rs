@@ -21,21 +21,19 @@ use crate::types::*;
 /// The engine communicator of a handle.
 /// [`comm`] without a reference count taken for the predefined communicators
 /// (the hot path of point-to-point calls).
+/// Outside the World model (before MPI_Init, after MPI_Finalize with a session
+/// still open) the two are refused as [`comm`] refuses them (capi31: they were
+/// borrowed here without that check).
 pub fn comm_ref(h: MPI_Comm, call: &str) -> R<std::borrow::Cow<'static, Comm>> {
-    let e = runtime::engine()?;
-    match h {
-        MPI_COMM_WORLD => Ok(std::borrow::Cow::Borrowed(e.world())),
-        MPI_COMM_SELF => Ok(std::borrow::Cow::Borrowed(e.self_comm())),
-        _ => comm(h, call).map(std::borrow::Cow::Owned),
-    }
+    comm_cow(h, call)
 }
 
 /// The hot case of the point-to-point calls (bench/PROFILE.md, p2p18):
 /// MPI_COMM_WORLD or MPI_COMM_SELF, a predefined datatype whose elements lie
 /// back to back, a count >= 0 and a buffer the general path accepts. Gives
 /// the engine's objects borrowed (no table, no reference count) and the byte
-/// length; `None` sends the call down the general path, which also reports
-/// every error there is.
+/// length; `None` sends the call to [`fast_p2p_user`], then down the general
+/// path, which also reports every error there is.
 #[inline]
 pub fn fast_p2p(
     c: MPI_Comm,
@@ -43,18 +41,48 @@ pub fn fast_p2p(
     buf: *const std::ffi::c_void,
     count: i64,
 ) -> Option<(&'static Comm, &'static Datatype, usize)> {
+    // The World model active (inlined loads, no `Result` made): outside it, or after
+    // MPI_Finalize with a session still open, the general path reports MPI_ERR_COMM.
+    let e = runtime::world_engine()?;
+    let cm = match c {
+        MPI_COMM_WORLD => e.world(),
+        MPI_COMM_SELF => e.self_comm(),
+        _ => return None,
+    };
+    let (dt, len) = fast_data(h, buf, count)?;
+    Some((cm, dt, len))
+}
+
+/// [`fast_p2p`] for the user communicator this thread looked up last
+/// ([`cached_comm`], capi31); `None` for every other handle.
+#[inline]
+pub fn fast_p2p_user(
+    c: MPI_Comm,
+    h: MPI_Datatype,
+    buf: *const std::ffi::c_void,
+    count: i64,
+) -> Option<(Comm, &'static Datatype, usize)> {
+    if c < 4096 {
+        return None;
+    }
+    runtime::world_engine()?;
+    let (dt, len) = fast_data(h, buf, count)?;
+    Some((cached_comm(c)?, dt, len))
+}
+
+/// The datatype and byte length of the fast point-to-point paths.
+#[inline(always)]
+fn fast_data(
+    h: MPI_Datatype,
+    buf: *const std::ffi::c_void,
+    count: i64,
+) -> Option<(&'static Datatype, usize)> {
     if count < 0 {
         return None;
     }
     // One indexed load (rate21): the handle's datatype and element size, or
     // `None` for every handle that is not a predefined contiguous type.
     let &(dt, size) = fast_datatypes().get(h)?.as_ref()?;
-    let e = runtime::engine().ok()?;
-    let cm = match c {
-        MPI_COMM_WORLD => e.world(),
-        MPI_COMM_SELF => e.self_comm(),
-        _ => return None,
-    };
     let len = (count as usize)
         .checked_mul(size)
         .filter(|&n| n <= isize::MAX as usize)?;
@@ -62,7 +90,7 @@ pub fn fast_p2p(
     if len > 0 && (buf as usize) < 4096 {
         return None;
     }
-    Some((cm, dt, len))
+    Some((dt, len))
 }
 
 /// Handles below this are looked at by [`fast_datatypes`]: every predefined
@@ -136,12 +164,72 @@ pub fn comm(h: MPI_Comm, call: &str) -> R<Comm> {
         MPI_COMM_WORLD => Ok(e.world().clone()),
         MPI_COMM_SELF => Ok(e.self_comm().clone()),
         MPI_COMM_NULL => Err(bad(ErrorClass::Comm, call, "comm", "MPI_COMM_NULL")),
-        _ => state()
-            .comms
-            .get(h)
-            .cloned()
-            .ok_or_else(|| bad(ErrorClass::Comm, call, "comm", format!("{h:#x} is not a valid communicator handle (freed, or never created)"))),
+        _ => user_comm(h, call),
     }
+}
+
+/// Communicator handles freed so far (`MPI_Comm_free`, and so `MPI_Comm_disconnect`):
+/// the entry [`user_comm`] keeps per thread is trusted only while this count is
+/// unchanged, so a freed handle fails its next look-up even while something else
+/// (a persistent request, a pending operation) keeps the communicator alive.
+static COMM_FREES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Removes a communicator handle from the table (MPI_Comm_free's one removal) and
+/// records the free for [`user_comm`]'s per-thread entries.
+pub fn remove_comm(st: &mut crate::conv::handles::State, h: MPI_Comm) -> Option<Comm> {
+    let c = st.comms.remove(h);
+    COMM_FREES.fetch_add(1, std::sync::atomic::Ordering::Release);
+    c
+}
+
+thread_local! {
+    /// The user communicator this thread looked up last: (handle, [`COMM_FREES`]
+    /// before the look-up, the communicator held weakly, so a cached entry never
+    /// keeps a freed communicator's context id and shared area alive).
+    static LAST_COMM: std::cell::RefCell<Option<(MPI_Comm, u64, std::sync::Weak<oxmpi_core::comm::CommInner>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A communicator made at run time: the thread's last look-up when it was of the
+/// same handle and no communicator was freed since, with no lock of the handle
+/// tables (the point-to-point calls and collectives on a user communicator;
+/// bench/PROFILE.md, capi31); else the table, under its lock.
+fn user_comm(h: MPI_Comm, call: &str) -> R<Comm> {
+    // Counted before the look-up: a free racing with it invalidates the entry.
+    let frees = COMM_FREES.load(std::sync::atomic::Ordering::Acquire);
+    if let Some(c) = cached_at(h, frees) {
+        return Ok(c);
+    }
+    let c = state().comms.get(h).cloned().ok_or_else(|| {
+        bad(
+            ErrorClass::Comm,
+            call,
+            "comm",
+            format!("{h:#x} is not a valid communicator handle (freed, or never created)"),
+        )
+    })?;
+    let w = std::sync::Arc::downgrade(&c.0);
+    let _ = LAST_COMM.try_with(|e| *e.borrow_mut() = Some((h, frees, w)));
+    Ok(c)
+}
+
+/// The user communicator `h` when it is this thread's last look-up and no
+/// communicator was freed since; `None` otherwise (the table's look-up decides).
+#[inline]
+pub fn cached_comm(h: MPI_Comm) -> Option<Comm> {
+    cached_at(h, COMM_FREES.load(std::sync::atomic::Ordering::Acquire))
+}
+
+/// [`cached_comm`] with the count of frees already read.
+#[inline]
+fn cached_at(h: MPI_Comm, frees: u64) -> Option<Comm> {
+    LAST_COMM
+        .try_with(|c| match &*c.borrow() {
+            Some((x, f, w)) if *x == h && *f == frees => w.upgrade().map(Comm),
+            _ => None,
+        })
+        .ok()
+        .flatten()
 }
 
 /// A handle for a communicator made at run time; it starts with its parent's

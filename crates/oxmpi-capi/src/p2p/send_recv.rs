@@ -22,19 +22,30 @@ pub type RecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *m
 pub type IrecvArgs<C> = (*mut c_void, C, MPI_Datatype, c_int, c_int, MPI_Comm, *mut MPI_Request);
 
 /// A blocking send's fast path: standard mode, contiguous predefined data on a
-/// predefined communicator.
+/// predefined communicator, else on the user communicator this thread looked up
+/// last (out of line, so the predefined case's code is as it was).
 #[inline(always)]
-pub unsafe fn send_fast<C: Count>(
-    (buf, count, h, dest, tag, c): SendArgs<C>,
-    mode: SendMode,
-) -> Option<R<()>> {
+pub unsafe fn send_fast<C: Count>(a: SendArgs<C>, mode: SendMode) -> Option<R<()>> {
     if mode != SendMode::Standard {
         return None;
     }
-    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    let (buf, count, h, dest, tag, c) = a;
+    let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) else {
+        // SAFETY: the C caller's arguments, passed on.
+        return unsafe { send_user(a) };
+    };
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
     let data = unsafe { c_bytes(buf, len) };
     Some(pt2pt::send_contig(cm, data, dt, dest, tag).map_err(Into::into))
+}
+
+/// [`send_fast`] on the user communicator this thread looked up last (capi31).
+#[inline(never)]
+unsafe fn send_user<C: Count>((buf, count, h, dest, tag, c): SendArgs<C>) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p_user(c, h, buf, count.wide())?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+    let data = unsafe { c_bytes(buf, len) };
+    Some(pt2pt::send_contig(&cm, data, dt, dest, tag).map_err(Into::into))
 }
 
 /// The whole body of MPI_Send, MPI_Ssend, MPI_Bsend and MPI_Rsend.
@@ -53,18 +64,32 @@ pub unsafe fn send<C: Count>(
 /// An immediate send's fast path: standard mode, contiguous predefined data on a
 /// predefined communicator.
 #[inline(always)]
-pub unsafe fn isend_fast<C: Count>(
-    (buf, count, h, dest, tag, c, request): IsendArgs<C>,
-    mode: SendMode,
-) -> Option<R<()>> {
+pub unsafe fn isend_fast<C: Count>(a: IsendArgs<C>, mode: SendMode) -> Option<R<()>> {
+    let (buf, count, h, dest, tag, c, request) = a;
     if mode != SendMode::Standard || request.is_null() {
         return None;
     }
-    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) else {
+        // SAFETY: the C caller's arguments, passed on.
+        return unsafe { isend_user(a) };
+    };
     // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
     let data = unsafe { c_bytes(buf, len) };
     let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
     // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+    Some(unsafe { put_request(res, request, c) })
+}
+
+/// [`isend_fast`] on the user communicator this thread looked up last (capi31).
+#[inline(never)]
+unsafe fn isend_user<C: Count>(
+    (buf, count, h, dest, tag, c, request): IsendArgs<C>,
+) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p_user(c, h, buf, count.wide())?;
+    // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+    let data = unsafe { c_bytes(buf, len) };
+    let res = pt2pt::isend_contig(&cm, data, dt, dest, tag);
+    // SAFETY: `request` is the C caller's non-NULL OUT argument (checked by isend_fast): writable and unaliased.
     Some(unsafe { put_request(res, request, c) })
 }
 
@@ -93,13 +118,28 @@ pub unsafe fn isend<C: Count>(
 
 /// MPI_Recv's fast path: contiguous predefined data on a predefined communicator.
 #[inline(always)]
-pub unsafe fn recv_fast<C: Count>(
-    (buf, count, h, source, tag, c, status): RecvArgs<C>,
-) -> Option<R<()>> {
-    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+pub unsafe fn recv_fast<C: Count>(a: RecvArgs<C>) -> Option<R<()>> {
+    let (buf, count, h, source, tag, c, status) = a;
+    let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) else {
+        // SAFETY: the C caller's arguments, passed on.
+        return unsafe { recv_user(a) };
+    };
     // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
     let data = unsafe { c_bytes_mut(buf, len) };
     let res = pt2pt::recv_contig(cm, data, dt, source, tag);
+    // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
+    Some(unsafe { recv_outcome(res, status) })
+}
+
+/// [`recv_fast`] on the user communicator this thread looked up last (capi31).
+#[inline(never)]
+unsafe fn recv_user<C: Count>(
+    (buf, count, h, source, tag, c, status): RecvArgs<C>,
+) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p_user(c, h, buf, count.wide())?;
+    // SAFETY: the C caller's buffer holds `count` elements of the datatype (`len` bytes, contiguous) for the call.
+    let data = unsafe { c_bytes_mut(buf, len) };
+    let res = pt2pt::recv_contig(&cm, data, dt, source, tag);
     // SAFETY: `status` is MPI_Recv's OUT status: MPI_STATUS_IGNORE (NULL) or writable and unaliased.
     Some(unsafe { recv_outcome(res, status) })
 }
@@ -152,17 +192,32 @@ unsafe fn recv_outcome(
 
 /// MPI_Irecv's fast path: contiguous predefined data on a predefined communicator.
 #[inline(always)]
-pub unsafe fn irecv_fast<C: Count>(
-    (buf, count, h, source, tag, c, request): IrecvArgs<C>,
-) -> Option<R<()>> {
+pub unsafe fn irecv_fast<C: Count>(a: IrecvArgs<C>) -> Option<R<()>> {
+    let (buf, count, h, source, tag, c, request) = a;
     if request.is_null() {
         return None;
     }
-    let (cm, dt, len) = fast_p2p(c, h, buf, count.wide())?;
+    let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) else {
+        // SAFETY: the C caller's arguments, passed on.
+        return unsafe { irecv_user(a) };
+    };
     // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
     let data = unsafe { c_bytes_mut(buf, len) };
     let res = pt2pt::irecv_contig(cm, data, dt, source, tag);
     // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
+    Some(unsafe { put_request(res, request, c) })
+}
+
+/// [`irecv_fast`] on the user communicator this thread looked up last (capi31).
+#[inline(never)]
+unsafe fn irecv_user<C: Count>(
+    (buf, count, h, source, tag, c, request): IrecvArgs<C>,
+) -> Option<R<()>> {
+    let (cm, dt, len) = fast_p2p_user(c, h, buf, count.wide())?;
+    // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
+    let data = unsafe { c_bytes_mut(buf, len) };
+    let res = pt2pt::irecv_contig(&cm, data, dt, source, tag);
+    // SAFETY: `request` is the C caller's non-NULL OUT argument (checked by irecv_fast): writable and unaliased.
     Some(unsafe { put_request(res, request, c) })
 }
 

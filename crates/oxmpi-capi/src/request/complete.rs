@@ -7,13 +7,23 @@ use super::*;
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     const CALL: &str = "MPI_Wait";
+    // A direct handle (an MPI_Isend/MPI_Irecv on a predefined communicator): the lean
+    // entry, errors routed to its communicator (bench/PROFILE.md, capi31).
+    let direct = if request.is_null() {
+        None
+    } else {
+        // SAFETY: `request` is MPI_Wait's INOUT argument, non-NULL (the general path rejects NULL): readable.
+        crate::conv::handles::direct_of(unsafe { *request })
+    };
+    if let Some((r, c)) = direct {
+        return hot_body(CALL, c, || {
+            // SAFETY: `request` is non-NULL (above), writable and unaliased (MPI contract); `status` is MPI_Wait's OUT status, passed on.
+            unsafe { wait_direct(&mut *request, r, status) }
+        });
+    }
     ffi(CALL, NO_COMM, || {
         // SAFETY: `request` is MPI_Wait's pointer argument: NULL (rejected) or writable and unaliased (MPI contract).
         let h = unsafe { out(CALL, "request", request)? };
-        if let Some((r, c)) = crate::conv::handles::direct_of(*h) {
-            // SAFETY: `status` is MPI_Wait's OUT status, passed on.
-            return unsafe { wait_direct(h, r, c, status) };
-        }
         if take_done(h) {
             // SAFETY: `status` is MPI_Wait's OUT status: MPI_STATUS_IGNORE (NULL, skipped) or writable and unaliased.
             unsafe { put_status(status, &Status::EMPTY) };
@@ -68,15 +78,12 @@ fn take_done(h: &mut MPI_Request) -> bool {
 /// MPI_Wait of a direct handle (`handles::direct_of`: the engine's own
 /// request, with no table entry and nothing owed at completion): one engine
 /// call, no arrays, no look at this layer's state (bench/PROFILE.md, p2p19).
+/// Its errors belong to the request's communicator (the caller routes them).
 ///
 /// # Safety
 /// `status` is MPI_STATUS_IGNORE (NULL) or writable and unaliased.
-unsafe fn wait_direct(
-    h: &mut MPI_Request,
-    r: Request,
-    c: MPI_Comm,
-    status: *mut MPI_Status,
-) -> R<()> {
+#[inline(always)]
+unsafe fn wait_direct(h: &mut MPI_Request, r: Request, status: *mut MPI_Status) -> R<()> {
     if r == Request::DONE {
         // The engine's one complete request (a 0-count immediate collective's): an
         // empty status, nothing to free, no engine lock (~180 Ir; PROFILE.md collB31).
@@ -85,7 +92,6 @@ unsafe fn wait_direct(
         unsafe { put_status(status, &Status::EMPTY) };
         return Ok(());
     }
-    route_to(c);
     let mut r = r;
     let res = pt2pt::wait_direct(&mut r);
     // Completed (or failed, which consumes it too): the handle is spent.

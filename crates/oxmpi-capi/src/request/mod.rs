@@ -20,7 +20,7 @@ use oxmpi_core::{Request, Status};
 use crate::abi::*;
 use crate::conv::args::req_slice;
 use crate::conv::errors::rename_call;
-use crate::conv::errors::{bad, ffi, out, route_to, Fail, NO_COMM, R};
+use crate::conv::errors::{bad, ffi, hot_body, out, route_to, Fail, NO_COMM, R};
 use crate::conv::handles::{state, Greq, Hook};
 use crate::conv::large::{undefined_or, Count};
 use crate::conv::status::*;

@@ -86,6 +86,30 @@ int main(int argc, char **argv) {
     OK(MPI_Type_free(&pair));
     OK(MPI_Comm_free(&d));
 
+    /* a user communicator looked up again and again (the thread's cached look-up,
+     * capi31), then freed while a persistent request still holds it: its handle
+     * fails at once, for point-to-point and collectives; one made after it works */
+    MPI_Comm e, gone;
+    MPI_Request held;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &e));
+    OK(MPI_Barrier_init(e, MPI_INFO_NULL, &held));
+    OK(MPI_Allreduce(x, y, 1, MPI_INT, MPI_SUM, e));
+    CHECK(y[0] == size * (size + 1) / 2);
+    OK(MPI_Sendrecv(x, 1, MPI_INT, rank, 3, y, 1, MPI_INT, rank, 3, e, MPI_STATUS_IGNORE));
+    CHECK(y[0] == rank + 1);
+    gone = e;
+    OK(MPI_Comm_free(&e));
+    NAMES(MPI_Allreduce(x, y, 1, MPI_INT, MPI_SUM, gone), MPI_ERR_COMM, "MPI_Allreduce", "comm");
+    NAMES(MPI_Send(x, 1, MPI_INT, rank, 3, gone), MPI_ERR_COMM, "MPI_Send", "comm");
+    OK(MPI_Start(&held));
+    OK(MPI_Wait(&held, MPI_STATUS_IGNORE));
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &e));
+    OK(MPI_Allreduce(x, y, 1, MPI_INT, MPI_SUM, e));
+    CHECK(y[0] == size * (size + 1) / 2);
+    NAMES(MPI_Recv(y, 1, MPI_INT, rank, 3, gone, MPI_STATUS_IGNORE), MPI_ERR_COMM, "MPI_Recv", "comm");
+    OK(MPI_Comm_free(&e));
+    OK(MPI_Request_free(&held));
+
     int all = 0;
     OK(MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 0 && all == 0) printf("all checks passed on %d ranks\n", size);

@@ -138,6 +138,13 @@ int main(int argc, char **argv) {
     world_from(s3, "org.oxmpi.after-finalize", size);
     /* MPI_COMM_WORLD is gone (its error handler, MPI_ERRORS_RETURN, reports it) */
     CHECK(class_of(MPI_Comm_rank(MPI_COMM_WORLD, &n)) == MPI_ERR_COMM);
+    /* ... for point-to-point too, whose fast path takes MPI_COMM_WORLD itself (capi31) */
+    {
+        MPI_Request rq;
+        CHECK(class_of(MPI_Send(&n, 1, MPI_INT, 0, 0, MPI_COMM_WORLD)) == MPI_ERR_COMM);
+        CHECK(class_of(MPI_Isend(&n, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &rq)) == MPI_ERR_COMM);
+        CHECK(class_of(MPI_Recv(&n, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_ERR_COMM);
+    }
     OK(MPI_Session_finalize(&s3));
     if (rank == 0) printf("sessions: all checks passed on %d ranks\n", size);
     return 0;
