@@ -130,11 +130,20 @@ pub struct Engine {
 static ENGINE: OnceLock<Engine> = OnceLock::new();
 
 /// The TCP flusher's hook: writes packets held back for coalescing when the program
-/// made no MPI call for a while (see [`crate::transport::tcp::flush`]).
-fn flush_held_tcp() {
-    if let Some(e) = ENGINE.get() {
-        e.lock().flush_held_tcp();
-    }
+/// made no MPI call for a while (see [`crate::transport::tcp::flush`]). Only tries the
+/// engine's lock (false: busy, the flusher tries again later), so a fork waiting for
+/// this hook to return cannot wait for a lock the forking thread holds.
+fn flush_held_tcp() -> bool {
+    let Some(e) = ENGINE.get() else {
+        return true;
+    };
+    let mut st = match e.state.try_lock() {
+        Ok(st) => st,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return false,
+    };
+    st.flush_held_tcp();
+    true
 }
 /// The World model: 0 before MPI_Init, 1 between MPI_Init and MPI_Finalize, 2 after.
 static WORLD: AtomicU8 = AtomicU8::new(WORLD_NONE);

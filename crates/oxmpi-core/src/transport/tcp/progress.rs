@@ -444,7 +444,7 @@ impl TcpTransport {
                         ((&c.stream).read(buf), dlen)
                     }
                 } else {
-                    let lim = c.dec.read_hint(head, scratch.len());
+                    let lim = c.dec.read_hint(head, scratch.len(), reads == 1);
                     ((&c.stream).read(&mut scratch[..lim]), lim)
                 };
                 match res {

@@ -265,6 +265,8 @@ pub struct FrameDecoder {
     /// at least [`RECYCLE_MIN`] bytes): the next one is probably another large one,
     /// whose first bytes are best read alone (see [`FrameDecoder::read_hint`]).
     after_large: bool,
+    /// ... and it was under [`LARGE_FRAME`] bytes (see [`FrameDecoder::read_hint`]).
+    after_medium: bool,
     /// The rest of the current payload goes to the embedder's memory.
     sink: Option<Sink>,
     /// The embedder was asked for a sink for the current payload.
@@ -274,8 +276,18 @@ pub struct FrameDecoder {
 /// Payloads from this size on are read straight into their buffer (no staging copy) and
 /// their buffers recycled.
 pub const RECYCLE_MIN: usize = 16 * 1024;
-/// Most payload buffers kept for reuse per connection (a 1 MiB message's packets).
+/// Frames from this size on make every next read ask for a header alone
+/// ([`FrameDecoder::read_hint`]); smaller ones from [`RECYCLE_MIN`] only the next read
+/// of the same poll.
+pub const LARGE_FRAME: usize = 32 * 1024;
+/// Payload buffers kept for reuse per connection: at least this many (a 1 MiB
+/// message's packets), more while they hold at most [`SPARE_BYTES`] in all.
 const SPARES: usize = 4;
+/// Bytes of spare payload buffers a connection may keep beyond [`SPARES`] buffers: a
+/// window of 16-32 KiB messages read 64 KiB at a time (see [`FrameDecoder::read_hint`])
+/// runs ahead of the engine by dozens of packets, and with four spares each packet was
+/// a fresh zeroed allocation and a heap trim (`brk`) when freed (net31).
+const SPARE_BYTES: usize = 1 << 20;
 
 impl FrameDecoder {
     pub fn new() -> FrameDecoder {
@@ -384,6 +396,7 @@ impl FrameDecoder {
                 data = &data[n..];
                 if self.got == p.len() {
                     self.after_large = p.len() >= RECYCLE_MIN;
+                    self.after_medium = p.len() < LARGE_FRAME;
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -484,7 +497,13 @@ impl FrameDecoder {
     }
 
     pub fn recycle(&mut self, buf: Vec<u8>) {
-        if self.spare.len() < SPARES && buf.len() >= RECYCLE_MIN {
+        if buf.len() < RECYCLE_MIN {
+            return;
+        }
+        if self.spare.len() < SPARES
+            || self.spare.iter().map(|v| v.capacity()).sum::<usize>() + buf.capacity()
+                <= SPARE_BYTES
+        {
             self.spare.push(buf);
         }
     }
@@ -495,8 +514,15 @@ impl FrameDecoder {
     /// no staging copy), else `max`. (A stream of 64 KiB eager packets read 64 KiB at a
     /// time into the staging buffer straddled every frame boundary: each payload was
     /// copied from the staging buffer into its packet, then again into the receive.)
-    pub fn read_hint(&self, head: usize, max: usize) -> usize {
-        if self.after_large && self.at_boundary() {
+    ///
+    /// After a frame under [`LARGE_FRAME`] bytes, only within one poll (`first`: the
+    /// poll's first read from this connection): a poll's first read follows one that
+    /// emptied the socket, so it meets a message as it arrives, and a 16 KiB one read
+    /// header first cost a ping-pong two reads (the header, then the payload with the
+    /// next header) where one read into the staging buffer takes it whole, for a
+    /// staging copy that costs less than a read system call (net31).
+    pub fn read_hint(&self, head: usize, max: usize, first: bool) -> usize {
+        if self.after_large && !(first && self.after_medium) && self.at_boundary() {
             (FRAME_HEADER_LEN + head).min(max)
         } else {
             max
@@ -511,6 +537,7 @@ impl FrameDecoder {
                 let len = s.head + s.len;
                 self.sink = None;
                 self.after_large = true;
+                self.after_medium = false;
                 out(Frame::Landed {
                     buf: self.payload.take().unwrap(),
                     len,
@@ -522,6 +549,7 @@ impl FrameDecoder {
         self.got = (self.got + n).min(p.len());
         if self.got == p.len() {
             self.after_large = p.len() >= RECYCLE_MIN;
+            self.after_medium = p.len() < LARGE_FRAME;
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
