@@ -181,7 +181,7 @@ fn reduce_direct(
     let ext = dt.extent().max(1) as usize;
     let per = (DIRECT_PIECE / ext).max(1);
     let piece = span_len(per.min(count), dt);
-    let result = PIECES.with(|p| {
+    PIECES.with(|p| {
         let mut p = p.borrow_mut();
         let want = if send.is_some() { piece } else { 2 * piece };
         if p.len() < want {
@@ -212,6 +212,5 @@ fn reduce_direct(
             e0 += c;
         }
         result
-    });
-    result
+    })
 }

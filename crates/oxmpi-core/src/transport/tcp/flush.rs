@@ -91,9 +91,7 @@ extern "C" fn after_fork_child() {
 fn guard_fork() -> bool {
     static DONE: OnceLock<bool> = OnceLock::new();
     *DONE.get_or_init(|| {
-        // SAFETY: the three handlers are `extern "C"` functions without arguments
-        // that only touch atomics (the child's handler is async-signal-safe), and
-        // they live as long as the process.
+        // SAFETY: the three handlers are argument-less `extern "C"` functions that only touch atomics (the child's is async-signal-safe) and live as long as the process.
         let rc = unsafe {
             libc::pthread_atfork(
                 Some(before_fork),
@@ -139,8 +137,7 @@ fn start(hook: fn() -> bool) -> Option<Thread> {
         .name("oxmpi-tcp-flush".into())
         .spawn(move || {
             // The default timer slack (50 us) would double the sleep below.
-            // SAFETY: prctl(PR_SET_TIMERSLACK) takes an integer argument and
-            // changes only this thread's timer slack.
+            // SAFETY: prctl(PR_SET_TIMERSLACK) takes an integer argument and changes only this thread's timer slack.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
             loop {
                 while !HELD.load(Ordering::Acquire) {
@@ -207,8 +204,7 @@ mod tests {
         while !STARTED.load(Ordering::Acquire) {
             std::hint::spin_loop();
         }
-        // SAFETY: the child only tries a lock (an atomic exchange) and calls _exit,
-        // both async-signal-safe.
+        // SAFETY: the child only tries a lock (an atomic exchange) and calls _exit, both async-signal-safe.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             let free = LOCK.try_lock().is_ok();
