@@ -27,7 +27,7 @@ use std::ffi::{c_int, c_void};
 use std::fmt;
 
 use oxmpi_core::coll;
-use oxmpi_core::datatype::Datatype as CoreDatatype;
+use oxmpi_core::datatype::{Datatype as CoreDatatype, Repr};
 use oxmpi_core::op::{Op as CoreOp, PredefinedOp};
 use oxmpi_core::Comm;
 use oxmpi_core::Request as RawRequest;
@@ -304,6 +304,148 @@ fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The representation of a buffer's element type when it is one predefined integer type (or
+/// a named copy of one, as the API's `usize`): the only types a blocking reduction converts
+/// between ([`blocking_reduce`]).
+fn integer_repr(dt: &CoreDatatype) -> Option<Repr> {
+    let p = dt.single_primitive()?;
+    if dt.size() != p.size() || dt.extent() != p.extent() as isize {
+        return None;
+    }
+    match p.repr() {
+        r @ (Repr::I8
+        | Repr::I16
+        | Repr::I32
+        | Repr::I64
+        | Repr::U8
+        | Repr::U16
+        | Repr::U32
+        | Repr::U64) => Some(r),
+        _ => None,
+    }
+}
+
+/// Bytes of one integer of representation `r` ([`integer_repr`]'s).
+fn integer_width(r: Repr) -> usize {
+    match r {
+        Repr::I8 | Repr::U8 => 1,
+        Repr::I16 | Repr::U16 => 2,
+        Repr::I32 | Repr::U32 => 4,
+        _ => 8,
+    }
+}
+
+/// The integer of representation `r` in `b` (native byte order).
+fn read_integer(r: Repr, b: &[u8]) -> i128 {
+    match r {
+        Repr::I8 => i8::from_ne_bytes([b[0]]).into(),
+        Repr::U8 => b[0].into(),
+        Repr::I16 => i16::from_ne_bytes([b[0], b[1]]).into(),
+        Repr::U16 => u16::from_ne_bytes([b[0], b[1]]).into(),
+        Repr::I32 => i32::from_ne_bytes(b[..4].try_into().unwrap()).into(),
+        Repr::U32 => u32::from_ne_bytes(b[..4].try_into().unwrap()).into(),
+        Repr::I64 => i64::from_ne_bytes(b[..8].try_into().unwrap()).into(),
+        _ => u64::from_ne_bytes(b[..8].try_into().unwrap()).into(),
+    }
+}
+
+/// `v` as an integer of representation `r` in native byte order, if it fits.
+fn integer_bytes(r: Repr, v: i128) -> Option<Vec<u8>> {
+    Some(match r {
+        Repr::I8 => i8::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::U8 => u8::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::I16 => i16::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::U16 => u16::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::I32 => i32::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::U32 => u32::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        Repr::I64 => i64::try_from(v).ok()?.to_ne_bytes().to_vec(),
+        _ => u64::try_from(v).ok()?.to_ne_bytes().to_vec(),
+    })
+}
+
+/// A blocking allreduce, scan or exscan. The safe API takes the send and receive buffers as
+/// two types; MPI requires one. When they are two different predefined integer types (rsmpi's
+/// `dyn_communicator` example scans a `usize` into an `i32`) and the op is predefined, the
+/// reduction runs in the send type, as MPI would with the send buffer's datatype, and each
+/// result is converted to the receive type: a result that does not fit is an error of class
+/// [`ErrorClass::Truncate`], and nothing is written then. Over a C MPI such a call writes the
+/// send type's bytes into the smaller receive buffer. Other mismatches stay errors of class
+/// [`ErrorClass::Type`].
+fn blocking_reduce<'a>(
+    kind: Red,
+    comm: &Comm,
+    s: &Typed<'a>,
+    r: &mut TypedMut<'a>,
+    op: &CoreOp,
+    call: &str,
+) -> Result<()> {
+    if let (Some(from), Some(to)) = (integer_repr(s.dt()), integer_repr(r.dt())) {
+        if !same_reduce_type(s.dt(), r.dt()) && op.as_predefined().is_some() && r.count >= s.count {
+            return reduce_converting(kind, comm, s, r, op, (from, to), call);
+        }
+    }
+    reduce_like(kind, comm, s, r, op, Mode::Blocking)?;
+    r.check_out(call)
+}
+
+/// [`blocking_reduce`] between two integer types: reduces into a buffer of the send type,
+/// then converts.
+fn reduce_converting(
+    kind: Red,
+    comm: &Comm,
+    s: &Typed<'_>,
+    r: &mut TypedMut<'_>,
+    op: &CoreOp,
+    (from, to): (Repr, Repr),
+    call: &str,
+) -> Result<()> {
+    let n = s.count;
+    let (wf, wt) = (integer_width(from), integer_width(to));
+    // u64 words: aligned for every integer type.
+    let mut words = vec![0u64; (n * wf).div_ceil(8)];
+    let tmp = &mut oxmpi_core::buf::as_bytes_mut(&mut words)[..n * wf];
+    let into = oxmpi_core::buf::RecvBuf::typed(tmp, n, s.dt())?;
+    match kind {
+        Red::All => api::allreduce(Some(s.desc()), into, op, comm)?,
+        Red::Scan => api::scan(Some(s.desc()), into, op, comm)?,
+        Red::Exscan => api::exscan(Some(s.desc()), into, op, comm)?,
+        Red::ScatterBlock => unreachable!("reduce_scatter_block does not convert"),
+    }
+    if matches!(kind, Red::Exscan) && comm.rank() == 0 {
+        // MPI_Exscan leaves process 0's receive buffer alone.
+        return Ok(());
+    }
+    let tmp = &oxmpi_core::buf::as_bytes_mut(&mut words)[..n * wf];
+    let mut out = Vec::with_capacity(n * wt);
+    for (i, e) in tmp.chunks_exact(wf).enumerate() {
+        let v = read_integer(from, e);
+        match integer_bytes(to, v) {
+            Some(b) => out.extend_from_slice(&b),
+            None => {
+                return Err(Error::new(
+                    ErrorClass::Truncate,
+                    format!(
+                        "{call}: result {v} of element {i} (reduced as {}) does not fit the receive type {}",
+                        s.dt().name(),
+                        r.dt().name()
+                    ),
+                ))
+            }
+        }
+    }
+    let name = r.dt().name();
+    match r.data_bytes_mut() {
+        Some(bytes) if bytes.len() >= out.len() => {
+            bytes[..out.len()].copy_from_slice(&out);
+            Ok(())
+        }
+        _ => Err(Error::new(
+            ErrorClass::Type,
+            format!("{call}: the receive datatype {name} differs from the send datatype {} and is not contiguous", s.dt().name()),
+        )),
+    }
 }
 
 fn per_process(count: usize, n: Rank) -> usize {
@@ -759,15 +901,14 @@ pub trait CommunicatorCollectives: Communicator {
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(
+        blocking_reduce(
             Red::All,
             self.core_comm(),
             &s,
             &mut r,
             &op.as_core_op(),
-            Mode::Blocking,
-        )?;
-        r.check_out("MPI_Allreduce")
+            "MPI_Allreduce",
+        )
     }
 
     /// Reduces in place: `buf` holds this process's operand and receives the result
@@ -852,15 +993,14 @@ pub trait CommunicatorCollectives: Communicator {
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(
+        blocking_reduce(
             Red::Scan,
             self.core_comm(),
             &s,
             &mut r,
             &op.as_core_op(),
-            Mode::Blocking,
-        )?;
-        r.check_out("MPI_Scan")
+            "MPI_Scan",
+        )
     }
 
     /// Exclusive prefix reduction: process `i` gets `sendbuf`s of `0..i` combined;
@@ -887,15 +1027,14 @@ pub trait CommunicatorCollectives: Communicator {
         O: Operation,
     {
         let (s, mut r) = (typed_in(sendbuf), typed_out(recvbuf));
-        reduce_like(
+        blocking_reduce(
             Red::Exscan,
             self.core_comm(),
             &s,
             &mut r,
             &op.as_core_op(),
-            Mode::Blocking,
-        )?;
-        r.check_out("MPI_Exscan")
+            "MPI_Exscan",
+        )
     }
 
     /// Starts a barrier (`MPI_Ibarrier`).

@@ -682,6 +682,12 @@ impl<'a> TypedMut<'a> {
         self.desc_mut_n(n)
     }
 
+    /// The buffer's data bytes, when its datatype is contiguous (for results the API
+    /// writes itself, such as a reduction converted between integer types).
+    pub(crate) fn data_bytes_mut(&mut self) -> Option<&mut [u8]> {
+        self.0.region.bytes_mut()
+    }
+
     /// The first `n` elements (at most the buffer's count) as a receive descriptor.
     pub(crate) fn desc_mut_n(&mut self, n: usize) -> oxmpi_core::buf::RecvBuf<'_, '_> {
         self.0.region.recv(n)

@@ -282,6 +282,67 @@ fn main() {
     });
     check!(me, me == 0 || x == me * (me - 1) / 2, "iexscan {x}");
 
+    // Send and receive buffers of two integer types (rsmpi's dyn_communicator example
+    // scans a usize into an i32): reduced in the send type, converted to the receive type.
+    let rank_usize = me as usize;
+    let mut narrow: i32 = -1;
+    world.scan_into(&rank_usize, &mut narrow, SystemOperation::sum());
+    check!(
+        me,
+        narrow == me * (me + 1) / 2,
+        "usize scan into i32 {narrow}"
+    );
+    let mut wide = [0i64; 2];
+    world.all_reduce_into(
+        &[me as u8, 200u8][..],
+        &mut wide[..],
+        SystemOperation::max(),
+    );
+    check!(
+        me,
+        wide == [n as i64 - 1, 200],
+        "u8 allreduce into i64 {wide:?}"
+    );
+    let mut ex: u16 = 77;
+    world.exclusive_scan_into(&(me as i64), &mut ex, SystemOperation::sum());
+    check!(
+        me,
+        ex == if me == 0 {
+            77
+        } else {
+            (me * (me - 1) / 2) as u16
+        },
+        "i64 exscan into u16 {ex}"
+    );
+    // A result that does not fit the receive type is an error, and nothing is written.
+    let mut tiny: i8 = 5;
+    let big = 100i64 + me as i64;
+    let e = world.try_all_reduce_into(&big, &mut tiny, SystemOperation::sum());
+    if n >= 2 {
+        check!(
+            me,
+            e.as_ref().is_err_and(|e| e.class == ErrorClass::Truncate
+                && e.message.contains("MPI_Allreduce")
+                && e.message.contains("does not fit"))
+                && tiny == 5,
+            "i64 allreduce overflowing an i8 {e:?} {tiny}"
+        );
+    } else {
+        check!(
+            me,
+            e.is_ok() && tiny == 100,
+            "i64 allreduce into i8 {e:?} {tiny}"
+        );
+    }
+    // Other mismatches stay type errors.
+    let mut f = 0f64;
+    let e = world.try_all_reduce_into(&me, &mut f, SystemOperation::sum());
+    check!(
+        me,
+        e.as_ref().is_err_and(|e| e.class == ErrorClass::Type),
+        "i32 allreduce into f64 {e:?}"
+    );
+
     // Rooted operations from every root.
     for root in 0..n {
         let rp = world.process_at_rank(root);
