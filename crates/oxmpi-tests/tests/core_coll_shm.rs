@@ -42,6 +42,14 @@ fn allreduce_results_are_bit_identical() {
 #[test]
 fn non_commutative_user_op_combines_in_rank_order() {
     mode("noncomm", FORCED, SIZES);
+    // The blocks variant where the gather one would serve a crowded host
+    // (each rank folding a block of a few elements).
+    let blocks: Vec<_> = FORCED
+        .iter()
+        .copied()
+        .chain([("OXMPI_ALLREDUCE_SHM_GATHER_MAX", "0")])
+        .collect();
+    mode("noncomm", &blocks, &[3, 5]);
 }
 
 #[test]

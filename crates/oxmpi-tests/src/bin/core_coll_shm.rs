@@ -196,7 +196,65 @@ fn noncomm(world: &Comm) {
             }
         }
     }
+    small_noncomm(world);
     println!("noncomm: ok");
+}
+
+/// inout = in ∘ inout for affine maps x -> a x + b mod P (an element: 2 x i64,
+/// 16 bytes): associative, not commutative. The small chunks of a crowded
+/// host's allreduce (one fold by the last arrival, or, with the gather
+/// variant off, one block per rank) must give the rank-order composition
+/// a0 ∘ a1 ∘ ... on every rank, as the matrices above do for larger ones.
+fn small_noncomm(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size() as usize);
+    let dt = Datatype::contiguous(2, &Datatype::predefined(Primitive::Int64)).unwrap();
+    dt.commit();
+    let compose = |f: &[i64], g: &[i64]| [(f[0] * g[0]) % P, (f[0] * g[1] + f[1]) % P];
+    let op = Op::user_packed(
+        move |inp: &[u8], io: &mut [u8], _count: usize, _dt: &Datatype| {
+            let word =
+                |b: &[u8], k: usize| i64::from_ne_bytes(b[8 * k..8 * k + 8].try_into().unwrap());
+            for (x, y) in inp.chunks_exact(16).zip(io.chunks_exact_mut(16)) {
+                let c = compose(&[word(x, 0), word(x, 1)], &[word(y, 0), word(y, 1)]);
+                y[..8].copy_from_slice(&c[0].to_ne_bytes());
+                y[8..].copy_from_slice(&c[1].to_ne_bytes());
+            }
+        },
+        false,
+    );
+    let maps = |j: usize, count: usize| -> Vec<i64> {
+        let mut r = Rng::new(31 + j as u64);
+        (0..2 * count)
+            .map(|_| 1 + r.below(P as u64 - 1) as i64)
+            .collect()
+    };
+    for count in [1usize, 2] {
+        for in_place in [false, true] {
+            let mut expect = maps(0, count);
+            for j in 1..n {
+                let m = maps(j, count);
+                for e in 0..count {
+                    let c = compose(&expect[2 * e..2 * e + 2], &m[2 * e..2 * e + 2]);
+                    expect[2 * e..2 * e + 2].copy_from_slice(&c);
+                }
+            }
+            let input = maps(rank as usize, count);
+            let mut out = if in_place {
+                input.clone()
+            } else {
+                vec![0i64; 2 * count]
+            };
+            let send =
+                (!in_place).then(|| SendBuf::typed(buf::as_bytes(&input), count, &dt).unwrap());
+            let recv = RecvBuf::typed(buf::as_bytes_mut(&mut out), count, &dt).unwrap();
+            api::allreduce(send, recv, &op, world).unwrap();
+            check!(
+                rank,
+                out == expect,
+                "allreduce of {count} affine maps (in place: {in_place}) is not the rank-order composition"
+            );
+        }
+    }
 }
 
 fn barrier_order(world: &Comm) {
