@@ -13,10 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#define ROUNDS_SMALL 1000
-#define ROUNDS_LARGE 200
+#define ROUNDS_SMALL 300
+#define ROUNDS_LARGE 100
 #define LARGE 4096
-#define REDUCTIONS 200
+#define REDUCTIONS 100
 
 static int failures = 0;
 
