@@ -1339,6 +1339,15 @@ fn messages_leave_while_the_sender_computes() {
     assert!(so.contains("send_then_compute: all checks passed"), "{so}");
 }
 
+/// Blocking waits with both ranks pinned to one processor, then to one each, after
+/// compute bursts that close the yield gate: a wait keeps its processor through a
+/// closed gate only while no other rank reported the same one (runtime/wait.rs
+/// `spin_yield`); messages and reductions arrive intact either way.
+#[test]
+fn waits_on_one_shared_or_two_separate_processors() {
+    assert!(ok(2, "busy_cpu").contains("busy_cpu: all checks passed"));
+}
+
 /// MPI_T: every variable and category listed and read, writes that change the
 /// eager limit and the allreduce algorithm, counters that follow real traffic
 /// through shared memory and (with `OXMPI_TRANSPORT=tcp`) TCP.

@@ -141,6 +141,45 @@ impl Engine {
             .record(start, end, || self.others_may_hold_cores())
     }
 
+    /// A yield point of the point-to-point wait's spin phase: `false` when the
+    /// wait should stop spinning and sleep.
+    ///
+    /// Where every rank of ours has a processor and no other local rank of ours
+    /// reported this one ([`Engine::alone_on_cpu`]), the peer we wait for runs
+    /// elsewhere: a closed gate skips the yield (it would feed the other
+    /// program on this core a slice) and a late yield closes the gate but does
+    /// not end the spin, which runs its budget (`OXMPI_SPIN`) and catches the
+    /// reply. Sleeping instead made every hand-off a wake-up that must preempt
+    /// the other program beside the sleeper (IMB on 2 ranks, each on its own
+    /// CPU with a `yes` beside it: PingPong 0-16 B 42-53 µs a call, 0.3 when
+    /// spinning on; bench/PROFILE.md busy31). Where a rank of ours shares this
+    /// processor, spinning on would hold the core it needs for the whole
+    /// budget (busy31: 5-10 ms a call), so there the gate decides as before.
+    fn spin_yield(&self) -> bool {
+        if !self.alone_on_cpu() {
+            return self.gated_yield();
+        }
+        if self.yield_gate.open(now_ns()) {
+            self.gated_yield();
+        }
+        true
+    }
+
+    /// Whether this rank may keep its processor through a closed yield gate:
+    /// not oversubscribed, on shared memory, and no other local rank of ours
+    /// reported the processor this one runs on now (which it publishes here;
+    /// see [`crate::transport::shm::ShmSegment::cpu_shared`]).
+    fn alone_on_cpu(&self) -> bool {
+        let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) else {
+            return false;
+        };
+        let Some(cpu) = crate::transport::os::current_cpu() else {
+            return false;
+        };
+        seg.set_cpu(cpu);
+        !seg.cpu_shared(cpu)
+    }
+
     /// After a late yield: whether it gave the core to another program rather
     /// than to a rank of ours. Only where our ranks outnumber the cores can a
     /// rank of ours have taken it, and then only one that is not waiting.
@@ -322,8 +361,10 @@ impl Engine {
                 // sleeps, and its peer's ring wakes it at once, where spinning
                 // on lost each yield a slice (IMB PingPong/Sendrecv/Exchange
                 // on 2 ranks under load 17: 8-18 s spinning, 0.4 s sleeping).
+                // Where no rank of ours shares this processor, see
+                // [`Engine::spin_yield`]: the spin runs its budget.
                 spins = spins.wrapping_add(1);
-                if spins.is_multiple_of(SPINS_PER_YIELD) && !self.gated_yield() {
+                if spins.is_multiple_of(SPINS_PER_YIELD) && !self.spin_yield() {
                     idle = self.spin + self.yields;
                 }
                 continue;
@@ -482,12 +523,15 @@ impl Engine {
                 // scheduler moves two spinning ranks apart); the yields and the
                 // doorbell sleep below follow the spin.
                 // Where other programs hold the cores (the gate is closed),
-                // stop spinning and sleep.
+                // stop spinning and sleep, unless no rank of ours shares this
+                // processor: then the ranks we wait for run elsewhere, and a
+                // sleep would make their release a wake-up that must preempt
+                // the other program here (see [`Engine::spin_yield`]).
                 if idle.is_multiple_of(32 * SPINS_PER_YIELD)
                     && !(if self.oversubscribed {
                         self.gated_yield()
                     } else {
-                        self.yield_gate.open(now_ns())
+                        self.yield_gate.open(now_ns()) || self.alone_on_cpu()
                     })
                 {
                     idle = spin + yields;

@@ -1,7 +1,7 @@
 //! The runtime's few system calls that std does not wrap: waiting on descriptors
-//! (`poll`), the monotonic clock behind `MPI_Wtime`, the host name, and the exit hook
-//! of sessions-only programs. Each is a safe function over plain values; their
-//! `unsafe` is here, once.
+//! (`poll`), the monotonic clock behind `MPI_Wtime`, the processor a thread runs on,
+//! the host name, and the exit hook of sessions-only programs. Each is a safe function
+//! over plain values; their `unsafe` is here, once.
 
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -49,6 +49,16 @@ pub fn monotonic_resolution() -> f64 {
     // SAFETY: clock_getres writes the timespec we own.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)
+}
+
+/// The processor this thread runs on now (`None` if the kernel will not say).
+/// glibc reads it from the thread's rseq area, a few instructions: cheap enough
+/// for a spinning wait's yield points.
+#[inline]
+pub fn current_cpu() -> Option<u32> {
+    // SAFETY: sched_getcpu takes no arguments and only reads this thread's state.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u32::try_from(cpu).ok()
 }
 
 /// This machine's host name (`None` if the kernel will not say).

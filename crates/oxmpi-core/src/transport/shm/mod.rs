@@ -10,7 +10,7 @@
 //! | offset | contents |
 //! |---|---|
 //! | 0 | [`SegHeader`] (128 B): magic, version, `nlocal`, ring size in [`CELL_SIZE`] units, [`CELL_SIZE`], total size |
-//! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line (owner pid, "waiting" mark) |
+//! | 128 | `nlocal` × [`RankSlot`] (128 B each): the rank's [`Doorbell`] line, then its owner line (owner pid, "waiting" mark, processor) |
 //! | next 256-multiple | `nlocal²` × [`RingCtl`] (384 B each): producer line, consumer line, shared-copy line |
 //! | next page | `nlocal²` rings of `cells` × [`CELL_SIZE`] bytes, each `cells × 128` slots of 64 B |
 //!
@@ -214,12 +214,15 @@ struct SegHeader {
 /// to itself (and 128-byte spacing, since adjacent-line prefetchers fetch line pairs).
 /// `waiting` is written by the rank itself (non-zero while it waits in a blocking
 /// call) and read by the others only after a slow `sched_yield` (a hint, see
-/// [`ShmSegment::others_waiting`]).
+/// [`ShmSegment::others_waiting`]). `cpu` is written by the rank itself too (1 +
+/// the processor it last saw itself on in a spinning wait, 0 before that) and read by
+/// the others' spinning waits ([`ShmSegment::cpu_shared`]).
 #[repr(C, align(128))]
 struct RankSlot {
     bell: Doorbell,
     owner: AtomicU32,
     waiting: AtomicU32,
+    cpu: AtomicU32,
 }
 
 /// A cache-line pair for one side of a ring (128 B, see [`RankSlot`] on spacing).
@@ -415,6 +418,32 @@ impl ShmSegment {
             .all(|j| {
                 let s = self.slot(j);
                 s.waiting.load(Ordering::Relaxed) != 0 && s.owner.load(Ordering::Relaxed) != 0
+            })
+    }
+
+    /// Publishes the processor this rank runs on (from a spinning wait; see
+    /// [`ShmSegment::cpu_shared`]). A store only when it changed: the others read
+    /// this line while they spin, and a store would take it from their caches.
+    #[inline]
+    pub fn set_cpu(&self, cpu: u32) {
+        let slot = self.slot(self.my_local);
+        let word = cpu.saturating_add(1);
+        if slot.cpu.load(Ordering::Relaxed) != word {
+            slot.cpu.store(word, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether another attached local rank last reported processor `cpu` (see
+    /// [`ShmSegment::set_cpu`]). A hint: a rank reports only from its spinning
+    /// waits, so one that the scheduler moved since then still shows its old
+    /// processor until its next spin.
+    pub fn cpu_shared(&self, cpu: u32) -> bool {
+        let word = cpu.saturating_add(1);
+        (0..self.layout.nlocal)
+            .filter(|&j| j != self.my_local)
+            .any(|j| {
+                let s = self.slot(j);
+                s.cpu.load(Ordering::Relaxed) == word && s.owner.load(Ordering::Relaxed) != 0
             })
     }
 

@@ -686,3 +686,34 @@ fn small_jobs_fault_their_rings_in_at_attach_and_large_ones_stay_lazy() {
     assert!(8 * 8 * seg8.layout.cells * CELL_SIZE > PREFAULT_BUDGET);
     assert_eq!(resident_pages(&seg8, 1), 0, "ring (0,1) of 8 ranks");
 }
+
+#[test]
+fn a_rank_sees_which_processors_other_ranks_reported() {
+    let name = TestName::new("cpu");
+    let a = ShmSegment::create(&name.0, 3, 0).unwrap();
+    let b = ShmSegment::open(&name.0, 3, 1).unwrap();
+    // Nothing reported yet: processor 0 is no one's (0 is "not reported").
+    assert!(!a.cpu_shared(0) && !b.cpu_shared(0));
+    a.set_cpu(0);
+    assert!(b.cpu_shared(0), "b sees a on processor 0");
+    assert!(!a.cpu_shared(0), "a's own report does not count");
+    assert!(!b.cpu_shared(1));
+    b.set_cpu(1);
+    assert!(a.cpu_shared(1) && !a.cpu_shared(0));
+    // A move is seen at the next report; the largest processor number does not
+    // wrap into "not reported".
+    b.set_cpu(u32::MAX);
+    assert!(!a.cpu_shared(1) && a.cpu_shared(u32::MAX));
+    // The reports sit beside the owner and "waiting" words, not over them, and
+    // leave the doorbells alone.
+    b.set_waiting(true);
+    assert!(!a.others_waiting(), "rank 2 is not attached");
+    let c = ShmSegment::open(&name.0, 3, 2).unwrap();
+    c.set_waiting(true);
+    assert!(a.others_waiting());
+    assert_eq!(a.doorbell(1).generation(), 0);
+    assert!(!c.cpu_shared(5));
+    // A rank that left no longer counts.
+    drop(b);
+    assert!(!a.cpu_shared(u32::MAX) && !c.cpu_shared(u32::MAX));
+}
