@@ -1348,6 +1348,18 @@ fn waits_on_one_shared_or_two_separate_processors() {
     assert!(ok(2, "busy_cpu").contains("busy_cpu: all checks passed"));
 }
 
+/// Eager messages of 1-64 KiB into receives posted before they arrive, which TCP
+/// matches at the header and reads straight into the receive's buffer: contents,
+/// statuses, matching order (receives posted out of order, wildcards with small and
+/// medium messages alternating), synchronous sends, truncation, a non-contiguous
+/// receive, a message before its receive. Through TCP and shared memory.
+#[test]
+fn eager_messages_land_in_the_receive_they_match() {
+    let so = ok_env(2, "eager_land", &[("OXMPI_TRANSPORT", "tcp")]);
+    assert!(so.contains("eager_land: all checks passed"), "{so}");
+    assert!(ok(2, "eager_land").contains("eager_land: all checks passed"));
+}
+
 /// MPI_T: every variable and category listed and read, writes that change the
 /// eager limit and the allreduce algorithm, counters that follow real traffic
 /// through shared memory and (with `OXMPI_TRANSPORT=tcp`) TCP.

@@ -147,6 +147,10 @@ pub(crate) struct Peer {
     /// large message from the peer is half of an exchange, and we copy it
     /// without asking the peer for help ([`State::start_shared_copy`]).
     last_rts: Request,
+    /// Receives matched to eager messages from this peer (over TCP) at their header,
+    /// whose packets the engine has not handled yet, oldest first (see
+    /// `net::land_eager`).
+    landed_eager: VecDeque<Request>,
     /// Packets pushed to this peer and taken from it, for the launcher's
     /// deadlock check ("no message in flight" is `sent == peer's recvd`).
     pub(crate) sent: u64,
@@ -596,6 +600,7 @@ impl State {
                 copy_id: 0,
                 copy_busy: 0,
                 last_rts: Request(0),
+                landed_eager: VecDeque::new(),
                 sent: 0,
                 recvd: 0,
             })

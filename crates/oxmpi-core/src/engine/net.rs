@@ -104,6 +104,7 @@ impl State {
             copy_id: 0,
             copy_busy: 0,
             last_rts: Request(0),
+            landed_eager: VecDeque::new(),
             sent: 0,
             recvd: 0,
         });
@@ -158,12 +159,28 @@ impl State {
 
     /// Network I/O, then the packets that arrived over it.
     pub(super) fn progress_tcp(&mut self) -> bool {
-        let State { tcp, reqs, .. } = self;
+        let State {
+            tcp,
+            reqs,
+            matcher,
+            peers,
+            ..
+        } = self;
         let Some(t) = tcp.as_mut() else {
             return false;
         };
-        let mut land = |_from: u32, first: &[u8], rest: usize| land_data(reqs, first, rest);
-        let mut did = t.poll_landing(CONT_HEADER_LEN, &mut land);
+        let mut land = |from: u32, first: &[u8], rest: usize, in_order: bool| {
+            let (h, data) = Header::decode(first)?;
+            match h.kind {
+                Kind::Data => land_data(reqs, &h, data, rest),
+                Kind::Eager if in_order => {
+                    land_eager(reqs, matcher, peers.get_mut(from as usize)?, &h, data, rest)
+                }
+                _ => None,
+            }
+        };
+        // The head holds an eager message's whole header (and a `Data` packet's).
+        let mut did = t.poll_landing(HEADER_LEN, &mut land);
         if let Some((peer, why)) = t.failed_peer() {
             eprintln!(
                 "oxmpi: rank {}: lost the connection to rank {peer}: {why}; ending the job",
@@ -226,11 +243,7 @@ impl State {
 /// straight into the user's buffer. Anything else (another kind,
 /// an unknown or mismatched receive, a payload reaching past the buffer: truncation)
 /// answers `None` and takes the ordinary path, which clips.
-fn land_data(reqs: &mut Slab, first: &[u8], rest: usize) -> Option<crate::buf::Landing> {
-    let (h, data) = Header::decode(first)?;
-    if h.kind != Kind::Data {
-        return None;
-    }
+fn land_data(reqs: &mut Slab, h: &Header, data: &[u8], rest: usize) -> Option<crate::buf::Landing> {
     let Some(ReqKind::Recv(r)) = reqs.get_mut(Request(h.rreq)).map(|e| &mut e.kind) else {
         return None;
     };
@@ -246,6 +259,55 @@ fn land_data(reqs: &mut Slab, first: &[u8], rest: usize) -> Option<crate::buf::L
     r.buf.landing(off + data.len(), rest)
 }
 
+/// Where the rest of an eager message from another host goes (the lander's other
+/// half): when the whole message is in this packet, a receive is posted for it, and
+/// every earlier packet from `peer` has been handled or landed itself (`in_order`, so
+/// matching it now is matching it in arrival order), the message is matched here, at
+/// its header, instead of when the engine handles the packet: the receive leaves the
+/// posted queue, the payload bytes already read are copied to it and the rest of its
+/// buffer is lent to the transport, which reads the payload there (no staging copy
+/// into a packet, no packet allocation). The receive completes when the packet pops
+/// ([`State::on_eager_landed`], in `peer.landed_eager`'s order). A receive that would
+/// truncate, unpacks, or whose type signature differs takes the ordinary path.
+fn land_eager(
+    reqs: &mut Slab,
+    matcher: &mut Matcher<Request, u64>,
+    peer: &mut Peer,
+    h: &Header,
+    data: &[u8],
+    rest: usize,
+) -> Option<crate::buf::Landing> {
+    let total = usize::try_from(h.len).ok()?;
+    if data.len().checked_add(rest)? != total || !matches!(peer.rx, Rx::Idle) {
+        return None;
+    }
+    let env = Envelope {
+        context: h.context,
+        source: h.source,
+        tag: h.tag,
+    };
+    let req = matcher
+        .posted_iter()
+        .find(|(pattern, _)| pattern.matches(&env))
+        .map(|(_, &req)| req)?;
+    let Some(ReqKind::Recv(r)) = reqs.get_mut(req).map(|e| &mut e.kind) else {
+        return None;
+    };
+    let same_sig = h.sig == 0 || r.sig == 0 || r.sig == h.sig;
+    if r.bad_sig != 0 || !same_sig || r.unpack.is_some() || total > r.buf.len() {
+        return None;
+    }
+    let landing = r.buf.landing(data.len(), rest)?;
+    r.buf.bytes_mut()[..data.len()].copy_from_slice(data);
+    r.env = Some(env);
+    r.total = total;
+    r.received = 0;
+    let matched = matcher.match_arrival(&env);
+    debug_assert_eq!(matched, Some(req), "the oldest matching receive");
+    peer.landed_eager.push_back(req);
+    Some(landing)
+}
+
 impl State {
     /// A packet from another host whose payload [`land_data`] placed in its receive's
     /// buffer: `head` is its header (and the payload bytes copied then), `len` its
@@ -254,11 +316,46 @@ impl State {
         self.peers[from as usize].recvd += 1;
         match Header::decode(head) {
             Some((h, _)) if h.kind == Kind::Data => self.on_data_landed(&h, len - CONT_HEADER_LEN),
+            Some((h, _)) if h.kind == Kind::Eager => self.on_eager_landed(from, &h),
             _ => eprintln!(
                 "oxmpi: rank {}: dropped a malformed packet from rank {from}",
                 self.me
             ),
         }
+    }
+
+    /// An eager message from another host that [`land_eager`] matched and whose
+    /// payload the transport read into its receive's buffer: the receive completes
+    /// (what `on_eager` does for a matched message).
+    fn on_eager_landed(&mut self, from: u32, h: &Header) {
+        let p = &mut self.peers[from as usize];
+        let Some(req) = p.landed_eager.pop_front() else {
+            eprintln!(
+                "oxmpi: rank {}: a landed message from rank {from} without its receive",
+                self.me
+            );
+            return;
+        };
+        p.answered = true;
+        if let Some(via) = p.path.via() {
+            self.stats.received(via, h.len as usize);
+        }
+        let total = h.len as usize;
+        let env = Envelope {
+            context: h.context,
+            source: h.source,
+            tag: h.tag,
+        };
+        if let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) {
+            // The transport is done with the memory it was lent.
+            r.buf.landed();
+            r.received = total;
+        }
+        self.finish_recv(req, env, total);
+        if h.flags & FLAG_SYNC != 0 {
+            self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+        }
+        self.return_credit(from, credit_cost(total));
     }
 
     /// The oldest packet waiting for [`Path::Queue`] peer `to`: the embedder

@@ -155,6 +155,11 @@ const COALESCE_QUEUE: usize = 256 * 1024;
 const SCRATCH: usize = 64 * 1024;
 /// Remaining payload size from which the decoder's buffer is read into directly.
 const DIRECT_MIN: usize = 16 * 1024;
+/// Payload bytes after the head from which a packet is offered to the engine's lander
+/// ([`TcpTransport::poll_landing`]): an eager message from 1 KiB on whose receive is
+/// posted is read straight into that receive's buffer (one copy, or none for a payload
+/// read directly, instead of two and a zeroed allocation).
+const LAND_MIN: usize = 1024;
 /// Most reads from one connection in one `poll` (fairness between peers).
 const READS_PER_POLL: usize = 32;
 /// Most connections accepted in one `poll`.
@@ -281,6 +286,8 @@ struct Peer {
     /// of which the buffer holds only the head (its payload is in the engine's memory).
     recvq: VecDeque<(Vec<u8>, Option<usize>)>,
     recv_bytes: usize,
+    /// How many packets in `recvq` did not land (`None`).
+    unlanded: usize,
     failed: bool,
     active: bool,
     /// A process outside this job, added at run time ([`TcpTransport::add_dynamic_peer`]).
@@ -568,6 +575,7 @@ impl TcpTransport {
         p.closed = true;
         p.recvq.clear();
         p.recv_bytes = 0;
+        p.unlanded = 0;
         self.active.retain(|&x| x != r);
         let p = &mut self.peers[r as usize];
         p.active = false;

@@ -196,6 +196,9 @@ impl TcpTransport {
         let p = &mut self.peers[from as usize];
         let (pkt, landed) = p.recvq.pop_front()?;
         p.recv_bytes -= pkt.len();
+        if landed.is_none() {
+            p.unlanded = p.unlanded.saturating_sub(1);
+        }
         Some((pkt, landed))
     }
 
@@ -215,10 +218,13 @@ impl TcpTransport {
     pub fn try_pop(&mut self, from: u32, f: impl FnOnce(&[u8])) -> bool {
         self.check_peer(from);
         let p = &mut self.peers[from as usize];
-        let Some((pkt, _)) = p.recvq.pop_front() else {
+        let Some((pkt, landed)) = p.recvq.pop_front() else {
             return false;
         };
         p.recv_bytes -= pkt.len();
+        if landed.is_none() {
+            p.unlanded = p.unlanded.saturating_sub(1);
+        }
         f(&pkt);
         true
     }
@@ -274,19 +280,22 @@ impl TcpTransport {
     /// available bytes into per-peer packet queues. Returns whether anything happened.
     /// Never blocks.
     pub fn poll(&mut self) -> bool {
-        self.poll_landing(0, &mut |_, _, _| None)
+        self.poll_landing(0, &mut |_, _, _, _| None)
     }
 
-    /// [`TcpTransport::poll`] that offers every incoming packet of more than
-    /// `head + DIRECT_MIN` bytes, once its first `head` bytes are in, to
-    /// `land(from, first_bytes, rest)`, which may lend `rest` bytes of a receive's
-    /// buffer ([`Landing`], which keeps that receive from completing) where the rest
-    /// of the packet is read straight (no copy through our buffers); such a packet
-    /// pops as landed ([`TcpTransport::pop_landed`]), and the landing is dropped then.
+    /// [`TcpTransport::poll`] that offers every incoming packet of at least
+    /// `head + LAND_MIN` bytes, once its first `head` bytes are in, to
+    /// `land(from, first_bytes, rest, in_order)`, which may lend `rest` bytes of a
+    /// receive's buffer ([`Landing`], which keeps that receive from completing) where
+    /// the rest of the packet is read straight (no copy through our buffers); such a
+    /// packet pops as landed ([`TcpTransport::pop_landed`]), and the landing is dropped
+    /// then. `in_order`: every packet from `from` before this one that waits to be
+    /// popped landed too (so a message matched at its header is matched in the order
+    /// the engine would match it).
     pub fn poll_landing(
         &mut self,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
+        land: &mut dyn FnMut(u32, &[u8], usize, bool) -> Option<Landing>,
     ) -> bool {
         let now = Instant::now();
         let mut did = false;
@@ -374,7 +383,7 @@ impl TcpTransport {
         &mut self,
         r: u32,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
+        land: &mut dyn FnMut(u32, &[u8], usize, bool) -> Option<Landing>,
         did: &mut bool,
     ) {
         let Some(res) = self.service_conn_inner(r, head, land, did) else {
@@ -389,7 +398,7 @@ impl TcpTransport {
         &mut self,
         r: u32,
         head: usize,
-        land: &mut dyn FnMut(u32, &[u8], usize) -> Option<Landing>,
+        land: &mut dyn FnMut(u32, &[u8], usize, bool) -> Option<Landing>,
         did: &mut bool,
     ) -> Option<std::result::Result<(), String>> {
         let p = &mut self.peers[r as usize];
@@ -409,6 +418,8 @@ impl TcpTransport {
             };
             // Read, unless the packets already received are over the bound.
             let mut reads = 0;
+            // Packets waiting to be popped that did not land (see `poll_landing`).
+            let unlanded = std::cell::Cell::new(p.unlanded);
             while !c.eof && p.recv_bytes < RECV_BOUND && reads < READS_PER_POLL {
                 reads += 1;
                 let (recvq, recv_bytes) = (&mut p.recvq, &mut p.recv_bytes);
@@ -416,6 +427,7 @@ impl TcpTransport {
                     Frame::Packet(v) => {
                         *recv_bytes += v.len();
                         recvq.push_back((v, None));
+                        unlanded.set(unlanded.get() + 1);
                     }
                     Frame::Landed { buf, len } => {
                         *recv_bytes += buf.len();
@@ -423,8 +435,9 @@ impl TcpTransport {
                     }
                     Frame::Bye => {}
                 };
-                let mut land_here = |got: &[u8], rest: usize| land(r, got, rest);
-                c.dec.try_land(head, DIRECT_MIN, &mut land_here);
+                let mut land_here =
+                    |got: &[u8], rest: usize| land(r, got, rest, unlanded.get() == 0);
+                c.dec.try_land(head, LAND_MIN, &mut land_here);
                 let direct = c.dec.direct_buf_head(DIRECT_MIN, head).is_some();
                 // With landing on, a direct read also takes the next frame's header and
                 // engine header (into `scratch`), so the next large payload can land
@@ -468,7 +481,7 @@ impl TcpTransport {
                                 c.dec.feed_landing(
                                     &scratch[..n - dlen],
                                     head,
-                                    DIRECT_MIN,
+                                    LAND_MIN,
                                     &mut land_here,
                                     &mut push,
                                 )?;
@@ -477,7 +490,7 @@ impl TcpTransport {
                             c.dec.feed_landing(
                                 &scratch[..n],
                                 head,
-                                DIRECT_MIN,
+                                LAND_MIN,
                                 &mut land_here,
                                 &mut push,
                             )?;
@@ -494,6 +507,7 @@ impl TcpTransport {
                     Err(e) => return Err(e.to_string()),
                 }
             }
+            p.unlanded = unlanded.get();
             Ok(())
         })())
     }

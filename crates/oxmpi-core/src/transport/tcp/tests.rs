@@ -629,7 +629,7 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
             next += 1;
         }
         ts[0].poll();
-        let mut land = |from: u32, first: &[u8], rest: usize| -> Option<Landing> {
+        let mut land = |from: u32, first: &[u8], rest: usize, _: bool| -> Option<Landing> {
             assert_eq!(from, 0);
             assert_eq!(
                 first.len() + rest,
@@ -666,6 +666,88 @@ fn poll_landing_reads_large_packets_into_the_landers_memory() {
             assert_eq!(pkt, want, "packet {k}");
         }
     }
+}
+
+#[test]
+fn the_lander_hears_whether_earlier_packets_wait_unlanded() {
+    // A packet offered to the lander is "in order" only while every earlier packet
+    // from its sender that waits to be popped landed too: the engine matches an eager
+    // message at its header only then. Medium packets (from `LAND_MIN`) are offered,
+    // and one that lands pops with only its head.
+    const HEAD: usize = 4;
+    let mut ts = job(2);
+    let medium = |k: u8| -> Vec<u8> {
+        let mut v: Vec<u8> = (0..HEAD + LAND_MIN + 500)
+            .map(|i| (i % 251) as u8 ^ k)
+            .collect();
+        v[0] = k;
+        v
+    };
+    // Round 1: a small packet, then two medium ones; round 2: two medium ones after
+    // everything was popped.
+    let rounds: [Vec<Vec<u8>>; 2] = [
+        vec![vec![7u8; 10], medium(1), medium(2)],
+        vec![medium(3), medium(4)],
+    ];
+    let mut dest = vec![0u8; 5 * (HEAD + LAND_MIN + 500)];
+    let mut active = ActiveBuf::take(RawBuf::from_mut_slice(&mut dest));
+    let mut offered: Vec<(u8, bool)> = Vec::new();
+    let mut got: Vec<(Vec<u8>, Option<usize>)> = Vec::new();
+    for round in &rounds {
+        for p in round {
+            assert!(push_bytes(&mut ts[0], 1, p));
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut received = Vec::new();
+        while received.len() < round.len() {
+            assert!(Instant::now() < deadline, "timed out");
+            ts[0].poll();
+            let mut land = |from: u32, first: &[u8], rest: usize, in_order: bool| {
+                assert_eq!(from, 0);
+                offered.push((first[0], in_order));
+                // Every medium packet that is offered in order lands, at its slot.
+                if !in_order {
+                    return None;
+                }
+                let at = first[0] as usize * (HEAD + LAND_MIN + 500);
+                active.bytes_mut()[at..at + first.len()].copy_from_slice(first);
+                active.landing(at + first.len(), rest)
+            };
+            ts[1].poll_landing(HEAD, &mut land);
+            // Popped only once the whole round is in, so round 1's medium packets
+            // meet the small one waiting.
+            if ts[1].peers[0].recvq.len() == round.len() {
+                while let Some(p) = ts[1].pop_landed(0) {
+                    received.push(p);
+                }
+            }
+        }
+        got.extend(received);
+    }
+    // Round 1's packets all found the small packet waiting; round 2's first found
+    // nothing waiting, its second only a landed packet.
+    assert_eq!(offered, vec![(1, false), (2, false), (3, true), (4, true)]);
+    for (k, (pkt, landed)) in got.iter().enumerate() {
+        let want = if k == 0 {
+            vec![7u8; 10]
+        } else {
+            medium(k as u8)
+        };
+        match landed {
+            Some(len) => {
+                assert!(k >= 3, "packet {k} landed");
+                assert_eq!(*len, want.len(), "packet {k}");
+                assert_eq!(pkt[..], want[..HEAD], "packet {k}'s head");
+                let at = k * want.len();
+                assert_eq!(dest[at..at + want.len()], want[..], "packet {k} landed");
+            }
+            None => {
+                assert!(k < 3, "packet {k} should land");
+                assert_eq!(pkt, &want, "packet {k}");
+            }
+        }
+    }
+    assert_eq!(ts[1].peers[0].unlanded, 0);
 }
 
 #[test]

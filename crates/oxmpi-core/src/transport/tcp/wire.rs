@@ -252,8 +252,13 @@ struct Sink {
 pub struct FrameDecoder {
     hdr: [u8; FRAME_HEADER_LEN],
     hdr_got: usize,
-    /// The payload being received (allocated with its checked length), if any.
+    /// The payload being received, if any: allocated with its checked length, or, for
+    /// a payload that will be offered to the embedder's lander
+    /// ([`FrameDecoder::feed_landing`]), only its head until the lander declines it (a
+    /// payload that lands never has the rest allocated and zeroed).
     payload: Option<Vec<u8>>,
+    /// The current payload's length (of which `payload` may hold only the head).
+    plen: usize,
     got: usize,
     bye: bool,
     /// A large payload buffer handed back after use ([`FrameDecoder::recycle`]): the
@@ -305,7 +310,12 @@ impl FrameDecoder {
         self.bye
     }
 
-    fn header_done(&mut self, out: &mut impl FnMut(Frame)) -> Result<(), String> {
+    fn header_done(
+        &mut self,
+        head: usize,
+        min: usize,
+        out: &mut impl FnMut(Frame),
+    ) -> Result<(), String> {
         self.hdr_got = 0;
         self.asked = false;
         let kind = self.hdr[0];
@@ -327,17 +337,13 @@ impl FrameDecoder {
                     self.after_large = false;
                     out(Frame::Packet(Vec::new()));
                 } else {
-                    self.payload = Some(match self.spare.pop() {
-                        // Shrinking keeps the bytes (no pass over them); growing zeroes
-                        // only the new tail.
-                        Some(mut v) if len >= RECYCLE_MIN => {
-                            v.resize(len, 0);
-                            v
-                        }
-                        spare => {
-                            self.spare.extend(spare);
-                            vec![0u8; len]
-                        }
+                    self.plen = len;
+                    self.payload = Some(if head > 0 && len >= head.saturating_add(min) {
+                        // Offered to the lander once its head is in: the rest is
+                        // allocated only if the lander declines.
+                        vec![0u8; head]
+                    } else {
+                        self.payload_buf(len)
                     });
                     self.got = 0;
                 }
@@ -352,6 +358,22 @@ impl FrameDecoder {
                 Ok(())
             }
             k => Err(format!("unknown frame kind {k}")),
+        }
+    }
+
+    /// A buffer of `len` bytes for a payload: a spare one for a large payload.
+    fn payload_buf(&mut self, len: usize) -> Vec<u8> {
+        match self.spare.pop() {
+            // Shrinking keeps the bytes (no pass over them); growing zeroes only the
+            // new tail.
+            Some(mut v) if len >= RECYCLE_MIN => {
+                v.resize(len, 0);
+                v
+            }
+            spare => {
+                self.spare.extend(spare);
+                vec![0u8; len]
+            }
         }
     }
 
@@ -390,13 +412,13 @@ impl FrameDecoder {
                 } else {
                     usize::MAX
                 };
-                let n = (p.len() - self.got).min(data.len()).min(lim);
+                let n = (self.plen - self.got).min(data.len()).min(lim);
                 p[self.got..self.got + n].copy_from_slice(&data[..n]);
                 self.got += n;
                 data = &data[n..];
-                if self.got == p.len() {
-                    self.after_large = p.len() >= RECYCLE_MIN;
-                    self.after_medium = p.len() < LARGE_FRAME;
+                if self.got == self.plen {
+                    self.after_large = self.plen >= RECYCLE_MIN;
+                    self.after_medium = self.plen < LARGE_FRAME;
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -405,7 +427,7 @@ impl FrameDecoder {
                 self.hdr_got += n;
                 data = &data[n..];
                 if self.hdr_got == FRAME_HEADER_LEN {
-                    self.header_done(&mut out)?;
+                    self.header_done(head, min, &mut out)?;
                 }
             }
         }
@@ -443,7 +465,7 @@ impl FrameDecoder {
     pub fn sink_wanted(&self, head: usize, min: usize) -> Option<(&[u8], usize)> {
         match &self.payload {
             Some(p) if !self.asked && self.sink.is_none() && self.got >= head => {
-                let rest = p.len() - self.got;
+                let rest = self.plen - self.got;
                 (rest >= min).then(|| (&p[..self.got], rest))
             }
             _ => None,
@@ -465,8 +487,22 @@ impl FrameDecoder {
             return;
         };
         self.asked = true;
-        if let Some(landing) = answer {
-            self.set_sink(landing);
+        match answer {
+            Some(landing) => self.set_sink(landing),
+            None => self.allocate_rest(),
+        }
+    }
+
+    /// Gives the current payload, if only its head is allocated (see
+    /// [`FrameDecoder::payload`]), its whole buffer.
+    fn allocate_rest(&mut self) {
+        let got = self.got;
+        if self.payload.as_ref().is_some_and(|p| p.len() < self.plen) {
+            let mut full = self.payload_buf(self.plen);
+            if let Some(head) = self.payload.take() {
+                full[..got].copy_from_slice(&head[..got]);
+            }
+            self.payload = Some(full);
         }
     }
 
@@ -475,7 +511,7 @@ impl FrameDecoder {
     /// instead of the decoder's buffer; the frame comes out as [`Frame::Landed`].
     pub fn set_sink(&mut self, landing: Landing) {
         let rest = match &self.payload {
-            Some(p) => p.len() - self.got,
+            Some(_) => self.plen - self.got,
             None => return,
         };
         if landing.len() != rest {
@@ -489,6 +525,11 @@ impl FrameDecoder {
             got: 0,
             head: self.got,
         });
+        if p.len() == self.got {
+            // Only the head was allocated (a payload offered to the lander).
+            self.payload = Some(p);
+            return;
+        }
         // Only the head stays ours: the large buffer goes back to the spares at once, so
         // a run of landed packets read ahead of the engine needs no fresh zeroed
         // allocation each (osu_bw's 1 MiB windows: one 256 KiB calloc per packet).
@@ -547,9 +588,9 @@ impl FrameDecoder {
         }
         let Some(p) = &self.payload else { return };
         self.got = (self.got + n).min(p.len());
-        if self.got == p.len() {
-            self.after_large = p.len() >= RECYCLE_MIN;
-            self.after_medium = p.len() < LARGE_FRAME;
+        if self.got == self.plen {
+            self.after_large = self.plen >= RECYCLE_MIN;
+            self.after_medium = self.plen < LARGE_FRAME;
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
