@@ -158,8 +158,11 @@ const DIRECT_MIN: usize = 16 * 1024;
 /// Payload bytes after the head from which a packet is offered to the engine's lander
 /// ([`TcpTransport::poll_landing`]): an eager message from 1 KiB on whose receive is
 /// posted is read straight into that receive's buffer (one copy, or none for a payload
-/// read directly, instead of two and a zeroed allocation).
-const LAND_MIN: usize = 1024;
+/// read directly, instead of two and a zeroed allocation). From 4 KiB, not 1 KiB: net33's
+/// interleaved runs (bench/PROFILE.md) read 1-2 KiB bandwidth lower with landing although
+/// the receiver's instruction counts fell, and those sizes were already ahead of MPICH, so
+/// they keep the staging path until a quiet run settles it.
+const LAND_MIN: usize = 4096;
 /// Most reads from one connection in one `poll` (fairness between peers).
 const READS_PER_POLL: usize = 32;
 /// Most connections accepted in one `poll`.
