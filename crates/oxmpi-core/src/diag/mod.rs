@@ -124,7 +124,9 @@ thread_local! {
 /// `(check, sync)`: `OXMPI_CHECK=1`, `OXMPI_SYNC_COLLECTIVES=1`.
 static MODE: OnceLock<(bool, bool)> = OnceLock::new();
 
-/// Checking mode is on (`OXMPI_CHECK=1`, `mpiexec --check`).
+/// Checking mode is on (`OXMPI_CHECK=1`, `mpiexec --check`). Inlined: the C
+/// layer asks once per immediate send and receive (bench/PROFILE.md, rrate33).
+#[inline]
 pub fn checking() -> bool {
     mode().0
 }

@@ -727,6 +727,15 @@ pub(super) fn copy_small(dst: &mut [u8], src: &[u8]) {
     } else if (33..=64).contains(&n) {
         dst[..32].copy_from_slice(&src[..32]);
         dst[n - 32..].copy_from_slice(&src[n - 32..]);
+    } else if n < 4 {
+        // 0-3 bytes (the 1-2 B message-rate rows): the first, middle and last byte,
+        // which overlap for 1 and 2; a `memcpy` call cost ~20 instructions a copy on
+        // each side (bench/PROFILE.md, rrate33).
+        if n > 0 {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
     } else {
         dst.copy_from_slice(src);
     }
