@@ -108,8 +108,15 @@ fn no_overlap(
     Ok(())
 }
 
+/// A count argument: a valid one inline (a compare), any other through
+/// `to_usize`'s checks and errors (an out-of-line call, ~25 instructions a
+/// count, bench/PROFILE.md collA33).
+#[inline]
 pub(crate) fn count<C: Count>(call: &str, arg: &str, n: C) -> R<usize> {
-    to_usize(call, arg, n)
+    match usize::try_from(n.wide()) {
+        Ok(u) if u <= isize::MAX as usize => Ok(u),
+        _ => to_usize(call, arg, n),
+    }
 }
 
 /// A count that only matters where `significant`.
@@ -123,13 +130,20 @@ fn count_if<C: Count>(call: &str, arg: &str, n: C, significant: bool) -> R<usize
 
 /// A datatype that only matters where `significant` (elsewhere any value goes);
 /// predefined ones borrowed, without a reference count taken and dropped (~150
-/// instructions a call of a rooted collective, bench/PROFILE.md collA27).
+/// instructions a call of a rooted collective, bench/PROFILE.md collA27). The
+/// contiguous predefined types (the common case) are answered here, inline, by
+/// one indexed load: through `committed_ref`'s frame and its large result each
+/// datatype argument cost ~85 instructions (bench/PROFILE.md collA33).
+#[inline]
 fn dtype_if(
     h: MPI_Datatype,
     call: &str,
     arg: &str,
     significant: bool,
 ) -> R<std::borrow::Cow<'static, Datatype>> {
+    if let Some(dt) = crate::conv::lookup::fast_datatype(h) {
+        return Ok(std::borrow::Cow::Borrowed(dt));
+    }
     if significant {
         crate::conv::lookup::committed_ref(h, call, arg)
     } else {

@@ -147,7 +147,10 @@ fn main() {
         case: 0,
     };
     match group.as_str() {
-        "bcast" => run_bcast(&mut cx),
+        "bcast" => {
+            run_bcast(&mut cx);
+            run_bcast_small(&mut cx);
+        }
         "gather" => {
             run_gather(&mut cx);
             run_gather_small(&mut cx);
@@ -205,6 +208,32 @@ fn run_bcast(cx: &mut Ctx) {
                 );
                 cx.expect("bcast", &buf, &refb);
             }
+        }
+    }
+}
+
+/// Bcast of byte messages from every root around the shared area's inline and
+/// near broadcast buffers (24 bytes in the release line, 256 in the near buffer:
+/// the last size of each and the first that misses it).
+fn run_bcast_small(cx: &mut Ctx) {
+    let byte = Datatype::predefined(Primitive::Byte);
+    for root in 0..cx.n {
+        for len in [24usize, 25, 32, 255, 256, 257] {
+            let case = cx.next();
+            let mut want = vec![0u8; len];
+            Rng::fill(seed(case, root, 3), &mut want);
+            let mut buf = if cx.rank == root {
+                want.clone()
+            } else {
+                vec![SENTINEL; len]
+            };
+            bcast(
+                RecvBuf::typed(&mut buf, len, &byte).expect("buf"),
+                root,
+                &cx.comm,
+            )
+            .expect("bcast of small messages");
+            cx.expect("bcast of small messages", &buf, &want);
         }
     }
 }
@@ -435,12 +464,12 @@ fn run_gather_small(cx: &mut Ctx) {
 /// Scatter of byte blocks of 1-25 bytes from every root, in place or not: the
 /// sizes around the shared area's inline blocks (all the other ranks' blocks in
 /// the release line when they fit there together: 24 bytes on 2 ranks, 12 on 3,
-/// 8 on 4), whose place there skips the root's.
+/// 8 on 4), whose place there skips the root's; and blocks of 85-129 bytes.
 fn run_scatter_small(cx: &mut Ctx) {
     let (rank, n) = (cx.rank, cx.n);
     let byte = Datatype::predefined(Primitive::Byte);
     for root in 0..n {
-        for blk in [1usize, 3, 4, 8, 9, 12, 13, 24, 25] {
+        for blk in [1usize, 3, 4, 8, 9, 12, 13, 24, 25, 85, 86, 128, 129] {
             for in_place in [false, true] {
                 let case = cx.next();
                 // Every rank knows the whole message (the same seed); the root sends it.

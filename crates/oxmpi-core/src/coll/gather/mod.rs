@@ -206,8 +206,11 @@ impl<'a> Side<'a> {
 /// The v forms (`at_root.v`) only ever get a session (`blk`: the root's own
 /// block): one rank's empty block says nothing of the others', so they use an
 /// area made already unless shm is forced ([`super::shm::acquire_made`]).
-/// `blk`: [`rooted_blk`]'s answer; `v`: a v form.
-#[inline]
+/// `blk`: [`rooted_blk`]'s answer; `v`: a v form. Always inlined: out of
+/// line, its answer (a session, by value) was copied out through
+/// `Result<Option<_>>` and its own branches cost ~90 instructions a small
+/// scatter or gather (bench/PROFILE.md collA33).
+#[inline(always)]
 pub(crate) fn rooted_shortcut(
     key: super::select::Op,
     comm: &Comm,

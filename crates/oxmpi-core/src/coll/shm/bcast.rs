@@ -3,7 +3,9 @@
 //! `release`; the others copy (or unpack) it out and report `done`. The root
 //! reuses a half once every rank is done with the chunk two steps back, so the
 //! copies in and out overlap. A message of at most [`INLINE`](super::INLINE) bytes travels in
-//! the release line instead (same parity rule), with the publication.
+//! the release line instead (same parity rule), with the publication, and one of
+//! at most [`NEAR`](super::NEAR) bytes in the near broadcast buffer, in the
+//! release line's page (`CollArena::root_stage`).
 use super::{Session, CHUNK};
 use crate::buf::RecvBuf;
 
@@ -25,7 +27,7 @@ pub(crate) fn bcast(mut sess: Session<'_>, buf: &mut RecvBuf<'_, '_>, m: usize, 
             cx.wait_free(s);
             // Nobody reads the half until we publish it.
             cx.area()
-                .bbuf_for(s, m)
+                .root_stage(s, m)
                 .sub(0, len)
                 .pack_in(&buf.as_elems(), off);
             cx.publish_release(s);
@@ -33,7 +35,7 @@ pub(crate) fn bcast(mut sess: Session<'_>, buf: &mut RecvBuf<'_, '_>, m: usize, 
             cx.wait_release(s);
             // The root published `len` bytes in the half (Acquire above).
             cx.area()
-                .bbuf_for(s, m)
+                .root_stage(s, m)
                 .sub(0, len)
                 .unpack_out(&mut buf, off);
         }

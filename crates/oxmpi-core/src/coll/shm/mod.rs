@@ -32,6 +32,7 @@
 //! | 0 | the release line: `release` (step of the last root publication), `arrive`, 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity; also small scatter blocks and a 2-rank gather's block, `rooted.rs`) |
 //! | 64 | the release doorbell (a futex word that wakes every waiter of `release`) |
 //! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants`, 2 × [`INLINE_SLOT`] bytes of inline slot (by step parity; a small allgather block) |
+//! | after them | the near broadcast buffer: 2 × [`NEAR`] bytes (by step parity; bcast messages too large for the release line, `bcast.rs`) |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
 //! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
 //!
@@ -122,7 +123,7 @@ use crate::error::Result;
 use crate::runtime::{engine, Engine};
 use crate::transport::doorbell::{full_fence, waitv_supported, Doorbell};
 use crate::transport::shm::arena::CollArena as Area;
-pub use crate::transport::shm::arena::{CHUNK, INLINE, INLINE_SLOT};
+pub use crate::transport::shm::arena::{CHUNK, INLINE, INLINE_SLOT, NEAR};
 
 /// Largest communicator served (the gathers are flat).
 pub const MAX_RANKS: usize = 64;

@@ -14,6 +14,7 @@
 //! | 0 | the release line: `release`, `arrive` (u64 counters), then 2 × [`INLINE`] bytes of inline broadcast buffer (by step parity) |
 //! | 64 | the release [`Doorbell`] |
 //! | 128 | one 128-byte control line per rank: `flag`, `res`, `done`, `wants`, then 2 × [`INLINE_SLOT`] bytes of inline slot (by step parity); rank 0's also `wanting` at its offset 64 |
+//! | after them | the near broadcast buffer: 2 × [`NEAR`] bytes (by step parity), in the release line's page up to 26 ranks |
 //! | next page | the broadcast buffer: 2 × [`CHUNK`] (by step parity) |
 //! | then | one data slot per rank: 2 × [`CHUNK`] each (by step parity) |
 //!
@@ -23,12 +24,14 @@
 //! * The control pages hold only `AtomicU64`s and the one `Doorbell` (zero bytes are
 //!   a valid initial state of both: a fresh memfd reads as zeros), at fixed
 //!   8-aligned offsets below the broadcast buffer, the inline broadcast buffer
-//!   (bytes 16..64 of the release line) and the ranks' inline slots (bytes 32..64 of
-//!   each control line), both reached only as a [`Stage`], never as a counter
-//!   (`counter` names offsets 0 and 8 of the release line, 0, 8, 16 and 24 of a
-//!   control line and 64 of rank 0's only); nothing else is ever placed there.
+//!   (bytes 16..64 of the release line), the ranks' inline slots (bytes 32..64 of
+//!   each control line) and the near broadcast buffer (after the control lines),
+//!   all reached only as a [`Stage`], never as a counter (`counter` names offsets 0
+//!   and 8 of the release line, 0, 8, 16 and 24 of a control line and 64 of rank
+//!   0's only, and checks every offset against the near buffer's start); nothing
+//!   else is ever placed there.
 //! * A [`Stage`] is a range of the data pages (broadcast buffer or slots), the
-//!   inline broadcast buffer or an inline slot, checked to
+//!   inline or near broadcast buffer or an inline slot, checked to
 //!   lie inside its parent on every [`Stage::sub`]; no method hands out a Rust
 //!   reference into a stage. The methods that need a slice of one (pack, unpack,
 //!   deliver) make it for the duration of a call that runs no caller code, so within
@@ -64,6 +67,14 @@ pub const INLINE: usize = 24;
 /// after `flag`, `res`, `done` and `wants`): a block that fits reaches the readers
 /// with the line whose `flag` publishes it, one cache-line transfer instead of two.
 pub const INLINE_SLOT: usize = 16;
+/// Bytes of one half of the near broadcast buffer, right after the control lines
+/// (in the first page, beside the release line, up to 26 ranks): root publications
+/// too large for the release line but not for this (bcast messages) reach the
+/// readers without a line of the broadcast buffer's page. Every page our ranks touch is a TLB miss after a context switch
+/// (more ranks than cores), on a VM a nested page walk: at 4 ranks on 2 cores a
+/// 32-byte bcast cost 0.22 us through the broadcast buffer against 0.12 for 8 bytes
+/// inline (bench/PROFILE.md collA33).
+pub const NEAR: usize = 256;
 const LINE: usize = 128;
 const PAGE: usize = 4096;
 
@@ -73,6 +84,7 @@ static LIVE: AtomicUsize = AtomicUsize::new(0);
 #[derive(Clone, Copy, Debug)]
 struct Layout {
     ctl: usize,
+    near: usize,
     bbuf: usize,
     slots: usize,
     total: usize,
@@ -81,10 +93,12 @@ struct Layout {
 impl Layout {
     fn new(n: usize) -> Layout {
         let ctl = LINE;
-        let bbuf = (ctl + n * LINE).div_ceil(PAGE) * PAGE;
+        let near = ctl + n * LINE;
+        let bbuf = (near + 2 * NEAR).div_ceil(PAGE) * PAGE;
         let slots = bbuf + 2 * CHUNK;
         Layout {
             ctl,
+            near,
             bbuf,
             slots,
             total: slots + n * 2 * CHUNK,
@@ -159,7 +173,7 @@ impl CollArena {
     /// the rank, checked against the control pages' end, so a wrong rank can only
     /// name another counter).
     fn counter(&self, off: usize) -> &AtomicU64 {
-        assert!(off + 8 <= self.lay.bbuf && off.is_multiple_of(8));
+        assert!(off + 8 <= self.lay.near && off.is_multiple_of(8));
         // SAFETY: `off` is 8-aligned inside the control pages of the live mapping (page aligned base), which only ever hold AtomicU64s (zero = 0); the reference borrows `self`, which keeps the mapping alive.
         unsafe { &*(self.map.ptr().as_ptr().add(off) as *const AtomicU64) }
     }
@@ -240,6 +254,35 @@ impl CollArena {
     pub(crate) fn bbuf_for(&self, par: u64, bytes: usize) -> Stage<'_> {
         if bytes <= INLINE {
             self.inline_bbuf(par)
+        } else {
+            self.bbuf(par)
+        }
+    }
+
+    /// The near broadcast buffer of step parity `par` ([`NEAR`] bytes right after
+    /// the control lines).
+    #[inline]
+    pub(crate) fn near_bbuf(&self, par: u64) -> Stage<'_> {
+        Stage {
+            ptr: self
+                .map
+                .ptr()
+                .as_ptr()
+                .wrapping_add(self.lay.near + (par as usize & 1) * NEAR),
+            len: NEAR,
+            _arena: PhantomData,
+        }
+    }
+
+    /// Where a root publication of `bytes` bytes (the same on every rank) of step
+    /// parity `par` goes: the inline half, the near half, or the broadcast half,
+    /// the first that holds it.
+    #[inline]
+    pub(crate) fn root_stage(&self, par: u64, bytes: usize) -> Stage<'_> {
+        if bytes <= INLINE {
+            self.inline_bbuf(par)
+        } else if bytes <= NEAR {
+            self.near_bbuf(par)
         } else {
             self.bbuf(par)
         }
