@@ -31,6 +31,14 @@ fn randomized_traffic_arrives_once_intact_and_in_order() {
 }
 
 #[test]
+fn windows_of_medium_messages_arrive_intact() {
+    // Windows take the rings' vector copy, ping-pongs memcpy (bench/PROFILE.md mbw33);
+    // without CMA the ping-pongs above 4 KiB are eager too.
+    scenario(2, "windows", &[]);
+    scenario(2, "windows", &[("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
 fn randomized_traffic_without_cross_memory_attach() {
     // The pipelined two-copy rendezvous, as on kernels that refuse process_vm_readv.
     for n in [2, 5] {

@@ -47,7 +47,9 @@ use crate::pt2pt::wire::{
 };
 use crate::request::{Request, Status, PROC_NULL};
 use crate::transport::cma;
-use crate::transport::shm::{RingReceiver, RingSender, ShmSegment, CELL_PAYLOAD, COPY_SLOTS};
+use crate::transport::shm::{
+    copy_packet_bytes, RingReceiver, RingSender, ShmSegment, CELL_PAYLOAD, COPY_SLOTS,
+};
 use crate::transport::tcp::{self, TcpTransport};
 
 mod cancel;
@@ -67,7 +69,7 @@ use net::Link;
 use rendezvous::SharedCopy;
 use requests::IdHash;
 use requests::Slab;
-use send::copy_small;
+use send::copy_message;
 
 /// How a peer is reached; chosen once, at start-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -394,6 +396,12 @@ pub(crate) struct State {
     rx: Option<RingReceiver<'static>>,
     /// Bumped on every completion, so waiters in other threads can be woken.
     pub completions: u64,
+    /// Whether the packet being handled is a peer's second message or later since
+    /// our last send to it (a window, as in `osu_bw`, rather than a ping-pong): its
+    /// copy out of the ring then takes the transport's vector loop
+    /// ([`copy_packet_bytes`]), which streams 2-16 KiB faster than `memcpy`'s
+    /// `rep movsb` but answers a ping-pong later (bench/PROFILE.md mbw33).
+    rx_in_window: bool,
     /// Persistent requests freed while a run was going (`MPI_Request_free`), with
     /// that run's detached request: the run still uses the persistent request's
     /// buffers until it completes (then the pair leaves, in `complete`), which
@@ -629,6 +637,7 @@ impl State {
             tx,
             rx,
             completions: 0,
+            rx_in_window: false,
             freed_runs: Vec::new(),
             pending_out: Vec::new(),
             flushing: Vec::new(),

@@ -23,6 +23,8 @@ impl State {
             return;
         };
         if matches!(h.kind, Kind::Eager | Kind::Rts) {
+            // Already set: no send of ours since the peer's last message.
+            self.rx_in_window = self.peers[from as usize].answered;
             self.peers[from as usize].answered = true;
             if let Some(via) = self.peers[from as usize].path.via() {
                 self.stats.received(via, h.len as usize);

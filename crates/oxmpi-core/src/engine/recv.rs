@@ -199,6 +199,7 @@ impl State {
 
     /// Copies a whole message into receive `req` and completes it.
     pub(super) fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
+        let in_window = self.rx_in_window;
         let Some(e) = self.reqs.get_mut(req) else {
             return;
         };
@@ -210,7 +211,7 @@ impl State {
         // request: what `finish_recv` and `complete` do for it, without their two
         // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
         if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
-            copy_small(r.buf.bytes_mut(), src);
+            copy_message(r.buf.bytes_mut(), src, in_window);
             r.buf.retire();
             e.done = true;
             e.status = Status::ok(env.source, env.tag, src.len());

@@ -37,6 +37,7 @@ fn main() {
         "signature" => signature(&world),
         "signature_mixed" => signature_mixed(&world),
         "shared_copy" => shared_copy(&world),
+        "windows" => windows(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -201,6 +202,83 @@ fn traffic(world: &Comm) {
         "leaked requests: {}",
         pt2pt::live_requests().unwrap()
     );
+}
+
+/// Windows of medium messages one way (copied through the rings by the transport's
+/// vector loop, bench/PROFILE.md mbw33), each followed by a ping-pong of the same size
+/// (copied by `memcpy`), both ways: every byte arrives, in order, and nothing is written
+/// past a message in its receive buffer. Two ranks.
+fn windows(world: &Comm) {
+    let rank = world.rank();
+    let sizes = [
+        65usize, 2047, 2048, 2049, 3000, 4096, 4100, 8191, 8192, 12345, 16384, 16385,
+    ];
+    let guard = 64;
+    for (i, &len) in sizes.iter().enumerate() {
+        for dir in 0..2u64 {
+            let (src, dst) = if dir == 0 { (0, 1) } else { (1, 0) };
+            let seed = |k: u64| ((i as u64) << 32) ^ (dir << 16) ^ k;
+            if rank == src {
+                let bufs: Vec<Vec<u8>> = (0..16)
+                    .map(|k| {
+                        let mut b = vec![0u8; len];
+                        Rng::fill(seed(k), &mut b);
+                        b
+                    })
+                    .collect();
+                buf::scope(|sc| {
+                    let mut reqs: Vec<_> = bufs
+                        .iter()
+                        .map(|b| {
+                            pt2pt::isend(sc, world, SendBuf::bytes(b), dst, 5, SendMode::Standard)
+                                .unwrap()
+                        })
+                        .collect();
+                    let mut sts = vec![Status::EMPTY; reqs.len()];
+                    pt2pt::waitall(&mut reqs, &mut sts).unwrap();
+                });
+            } else if rank == dst {
+                for k in 0..16 {
+                    let mut b = vec![0x5Au8; len + guard];
+                    let st = pt2pt::recv(world, &mut b, src, 5).unwrap();
+                    check!(
+                        rank,
+                        st.count_bytes == len,
+                        "window of {len} B: got {} bytes",
+                        st.count_bytes
+                    );
+                    expect_payload(rank, &b[..len], seed(k), "window message");
+                    check!(
+                        rank,
+                        b[len..].iter().all(|&x| x == 0x5A),
+                        "window of {len} B: bytes written past the message"
+                    );
+                }
+            }
+            // A ping-pong of the same size: the answer goes by the other copy.
+            let mut b = vec![0u8; len];
+            if rank == src {
+                Rng::fill(seed(99), &mut b);
+                pt2pt::send(world, &b, dst, 6, SendMode::Standard).unwrap();
+                let mut back = vec![0x5Au8; len + guard];
+                let st = pt2pt::recv(world, &mut back, dst, 7).unwrap();
+                check!(rank, st.count_bytes == len, "pong of {len} B: {st:?}");
+                expect_payload(rank, &back[..len], seed(100), "pong");
+                check!(
+                    rank,
+                    back[len..].iter().all(|&x| x == 0x5A),
+                    "pong of {len} B: bytes written past the message"
+                );
+            } else if rank == dst {
+                let mut ping = vec![0x5Au8; len + guard];
+                let st = pt2pt::recv(world, &mut ping, src, 6).unwrap();
+                check!(rank, st.count_bytes == len, "ping of {len} B: {st:?}");
+                expect_payload(rank, &ping[..len], seed(99), "ping");
+                Rng::fill(seed(100), &mut b);
+                pt2pt::send(world, &b, src, 7, SendMode::Standard).unwrap();
+            }
+        }
+    }
 }
 
 fn barrier(world: &Comm) {

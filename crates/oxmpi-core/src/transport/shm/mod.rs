@@ -96,7 +96,7 @@ mod tests;
 use copy::CopyLine;
 pub use copy::COPY_SLOTS;
 use ring::SideLock;
-pub use ring::{RingReceiver, RingSender};
+pub use ring::{copy_packet_bytes, RingReceiver, RingSender};
 
 /// Bytes of one ring cell, state word included.
 ///
