@@ -724,6 +724,21 @@ impl Ctx<'_> {
         self.ring_wanting();
     }
 
+    /// A rank with nothing to write or read at step `s` (a zero-count
+    /// alltoallv's): raises its flag and `done` together and rings as
+    /// [`ring_when_complete`](Self::ring_when_complete) with no root and
+    /// [`set_done`](Self::set_done) would, after one fence instead of theirs
+    /// (the same Dekker pairs as [`contribute`](Self::contribute)'s).
+    fn pass(&self, s: u64) {
+        self.set(Counter::Flag, s);
+        self.set(Counter::Done, s);
+        full_fence();
+        if self.reached(Counter::Flag, s) {
+            self.ring_others();
+        }
+        self.ring_wanting();
+    }
+
     /// After `done` was set and fenced: rings the ranks registered in `wants`.
     fn ring_wanting(&self) {
         if self.area().wanting().load(Ordering::Acquire) == 0 {
