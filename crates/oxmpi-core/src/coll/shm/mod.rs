@@ -99,7 +99,7 @@ mod rooted_v;
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
 pub(crate) use alltoall::alltoall;
-pub(crate) use alltoallv::alltoallv;
+pub(crate) use alltoallv::{alltoallv, alltoallv_nothing_here};
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use direct::bcast as bcast_direct;
