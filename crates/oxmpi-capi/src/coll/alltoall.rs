@@ -142,6 +142,32 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
     })
 }
 
+/// Whether this rank's MPI_Alltoallv moves nothing: no array NULL (the general
+/// path reports those) and every count 0 on both sides, read where they lie,
+/// without the general path's conversions of the four arrays.
+///
+/// # Safety
+/// Each non-NULL array has `n` initialized entries (MPI_Alltoallv's contract).
+unsafe fn all_counts_zero<C: Count, D: Displ>(
+    scs: *const C,
+    sds: *const D,
+    rcs: *const C,
+    rds: *const D,
+    n: usize,
+) -> bool {
+    if n == 0 || scs.is_null() || sds.is_null() || rcs.is_null() || rds.is_null() {
+        return false;
+    }
+    // SAFETY: both count arrays are non-NULL (checked) with `n` entries (the caller's contract).
+    let (sc, rc) = unsafe {
+        (
+            std::slice::from_raw_parts(scs, n),
+            std::slice::from_raw_parts(rcs, n),
+        )
+    };
+    sc.iter().chain(rc).all(|c| c.wide() == 0)
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
     sb: *const c_void,
@@ -167,6 +193,17 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
         let n = cm.peer_group_size() as usize;
         let send_sig = !is_in_place(sb);
         let ns = if send_sig { n } else { 0 };
+        if matches!(form, Form::Blocking) && send_sig && !cm.is_inter() {
+            // SAFETY: MPI_Alltoallv's four arrays have one entry per process of the group, `n` (an intracommunicator, not in place).
+            if unsafe { all_counts_zero(scs, sds, rcs, rds, n) } {
+                // The general path's checks that remain for zero counts, in its order.
+                let st = dtype_if(st, call, "sendtype", true)?;
+                let rt = committed_ref(rt, call, "recvtype")?;
+                if coll::alltoall::alltoallv_nothing_here(&cm, &st, &rt)? {
+                    return Ok(());
+                }
+            }
+        }
         // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
         let (scs, mut sds) = unsafe {
             (

@@ -182,6 +182,24 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof zout; i++)
         CHECK(zout[i] == SENTINEL);
+    /* Alltoallv where the last rank moves nothing (every count 0: the C entry's short
+     * path) while the others exchange: its step and tag stay in step with theirs, so
+     * the data arrives and blocking collectives afterwards still meet. */
+    for (int i = 0; i < 20; i++) {
+        int sc[64], rc[64], dd[64], sv[64], rv[64], last = rank == size - 1;
+        for (int j = 0; j < size; j++) {
+            sc[j] = rc[j] = !last && j != size - 1;
+            dd[j] = j;
+            sv[j] = rank * 1000 + j + i;
+            rv[j] = -1;
+        }
+        OK(MPI_Alltoallv(sv, sc, dd, MPI_INT, rv, rc, dd, MPI_INT, MPI_COMM_WORLD));
+        for (int j = 0; j < size; j++)
+            CHECK(rv[j] == (rc[j] ? j * 1000 + rank + i : -1));
+        sum = 0;
+        OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        CHECK(sum == size);
+    }
     OK(MPI_Type_free(&intcopy));
     OK(MPI_Request_free(&p[0]));
     int psum = 0;

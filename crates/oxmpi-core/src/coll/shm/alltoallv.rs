@@ -43,6 +43,18 @@ fn slot_max() -> usize {
     })
 }
 
+/// Nothing to send or receive here (decided from this rank's arguments alone):
+/// the step as the full path takes it for such a rank (no slot written, nothing
+/// waited for; its flag and done raised so that the others' later steps find it
+/// in step), and the blocking tag its (empty) schedule would take.
+pub(crate) fn alltoallv_nothing_here(mut sess: Session<'_>, comm: &Comm) {
+    let mut cx = sess.ctx();
+    let s = cx.next();
+    cx.pass(s);
+    drop(sess);
+    comm.next_blocking_coll_tag();
+}
+
 /// As MPI_Alltoallv, arguments checked, not in place: `send` and `recv` are the
 /// descriptors with their blocks' layouts (checked against them when made),
 /// and this rank's block to itself has the same packed size on both sides.
@@ -57,18 +69,7 @@ pub(crate) fn alltoallv(
     let (ss, rs) = (sendtype.size(), recvtype.size());
     if send.1.counts().iter().all(|&c| c * ss == 0) && recv.1.counts().iter().all(|&c| c * rs == 0)
     {
-        // Nothing to send or receive here (decided from this rank's arguments
-        // alone): the step as the full path takes it for such a rank (no slot
-        // written, nothing waited for; its flag and done raised so that the
-        // others' later steps find it in step), and the blocking tag its
-        // (empty) schedule would take.
-        let mut cx = sess.ctx();
-        let s = cx.next();
-        cx.set(Counter::Flag, s);
-        cx.ring_when_complete(Counter::Flag, s, None);
-        cx.set_done(s);
-        drop(sess);
-        comm.next_blocking_coll_tag();
+        alltoallv_nothing_here(sess, comm);
         return Ok(());
     }
     // The schedule of the point-to-point blocks, made for the first one: most

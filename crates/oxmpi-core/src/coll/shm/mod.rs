@@ -100,7 +100,7 @@ mod rooted_v;
 pub(crate) use allgather::allgather;
 pub(crate) use allreduce::allreduce;
 pub(crate) use alltoall::alltoall;
-pub(crate) use alltoallv::alltoallv;
+pub(crate) use alltoallv::{alltoallv, alltoallv_nothing_here};
 pub(crate) use barrier::barrier;
 pub(crate) use bcast::bcast;
 pub(crate) use direct::bcast as bcast_direct;
@@ -721,6 +721,21 @@ impl Ctx<'_> {
             .all(|j| self.counter(Counter::Flag, j).load(Ordering::Acquire) >= s);
         if complete {
             self.ring(root);
+        }
+        self.ring_wanting();
+    }
+
+    /// A rank with nothing to write or read at step `s` (a zero-count
+    /// alltoallv's): raises its flag and `done` together and rings as
+    /// [`ring_when_complete`](Self::ring_when_complete) with no root and
+    /// [`set_done`](Self::set_done) would, after one fence instead of theirs
+    /// (the same Dekker pairs as [`contribute`](Self::contribute)'s).
+    fn pass(&self, s: u64) {
+        self.set(Counter::Flag, s);
+        self.set(Counter::Done, s);
+        full_fence();
+        if self.reached(Counter::Flag, s) {
+            self.ring_others();
         }
         self.ring_wanting();
     }

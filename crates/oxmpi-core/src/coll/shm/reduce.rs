@@ -141,9 +141,12 @@ const DIRECT_MIN: usize = 32 * 1024;
 /// See [`DIRECT_MIN`]: above it the reduce of 2 ranks goes by binomial's message
 /// (`reduce::SHM_MAX_2`).
 const DIRECT_MAX: usize = 2 * CHUNK;
-/// The root reads the other rank's input in pieces of this many bytes, each
-/// folded while it is still in the cache.
-const DIRECT_PIECE: usize = 32 * 1024;
+/// The root reads the other rank's input in pieces of this many bytes: all of it
+/// at once. A `process_vm_readv` costs ~1.7 us before it copies a byte on this
+/// VM, more than folding a piece from the cache saves (2 ranks, 128 KiB, OSU
+/// average under load: 16 KiB pieces 27-29 us, 32 KiB 20-23, 64 KiB 16-17, one
+/// read 14-15 against Open MPI's 13-17; bench/PROFILE.md, collB33).
+const DIRECT_PIECE: usize = DIRECT_MAX;
 
 thread_local! {
     /// The root's pieces of the other rank's input (and, in place, of its own).
@@ -180,6 +183,9 @@ fn reduce_direct(
     let out = out.expect("the root has a receive buffer");
     let ext = dt.extent().max(1) as usize;
     let per = (DIRECT_PIECE / ext).max(1);
+    if let (0, Some(mine), 0) = (root, send, dt.true_lb()) {
+        return reduce_direct_into(cx, s, mine, out, addr, count, per, dt, op);
+    }
     let piece = span_len(per.min(count), dt);
     PIECES.with(|p| {
         let mut p = p.borrow_mut();
@@ -213,4 +219,43 @@ fn reduce_direct(
         }
         result
     })
+}
+
+/// [`reduce_direct`]'s root when it is rank 0 and not in place, for a type whose
+/// data starts at its elements' addresses (`true_lb` 0): each piece of rank 1's
+/// input is read straight into the receive buffer, then `out = mine op out`
+/// (the kernels' `inout = in op inout`, so the operands stay in rank order). No
+/// temporary: the piece is not copied again from one into the receive buffer,
+/// which the fold through a temporary did first.
+#[allow(clippy::too_many_arguments)]
+fn reduce_direct_into(
+    cx: &mut Ctx<'_>,
+    s: u64,
+    mine: &Elems<'_>,
+    out: &mut ElemsMut<'_>,
+    addr: usize,
+    count: usize,
+    per: usize,
+    dt: &Datatype,
+    op: &Op,
+) -> Result<()> {
+    let ext = dt.extent().max(1) as usize;
+    let mut result = Ok(());
+    let mut e0 = 0;
+    while e0 < count {
+        let c = per.min(count - e0);
+        let read = cx.read_from("MPI_Reduce", 1, addr + e0 * ext, out.span_mut(e0, c));
+        if e0 + c == count || read.is_err() {
+            // Nothing more of the other rank's memory is read.
+            cx.set_done(s);
+        }
+        read?;
+        // Rank 1 is released only after the last read: a fold's error is kept, not returned early.
+        let folded = op.apply_slices("MPI_Reduce", mine.span(e0, c), out.span_mut(e0, c), c, dt);
+        if folded.is_err() && result.is_ok() {
+            result = folded;
+        }
+        e0 += c;
+    }
+    result
 }
