@@ -306,35 +306,13 @@ fn check_same_reduce(call: &str, s: &Typed<'_>, r: &Typed<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The representation of a buffer's element type when it is one predefined integer type (or
-/// a named copy of one, as the API's `usize`): the only types a blocking reduction converts
-/// between ([`blocking_reduce`]).
-fn integer_repr(dt: &CoreDatatype) -> Option<Repr> {
+/// The representation and width of a buffer's element type when it is one predefined integer
+/// type (or a named copy of one, as the API's `usize`): the only types a blocking reduction
+/// converts between ([`blocking_reduce`]).
+fn integer_repr(dt: &CoreDatatype) -> Option<(Repr, usize)> {
     let p = dt.single_primitive()?;
-    if dt.size() != p.size() || dt.extent() != p.extent() as isize {
-        return None;
-    }
-    match p.repr() {
-        r @ (Repr::I8
-        | Repr::I16
-        | Repr::I32
-        | Repr::I64
-        | Repr::U8
-        | Repr::U16
-        | Repr::U32
-        | Repr::U64) => Some(r),
-        _ => None,
-    }
-}
-
-/// Bytes of one integer of representation `r` ([`integer_repr`]'s).
-fn integer_width(r: Repr) -> usize {
-    match r {
-        Repr::I8 | Repr::U8 => 1,
-        Repr::I16 | Repr::U16 => 2,
-        Repr::I32 | Repr::U32 => 4,
-        _ => 8,
-    }
+    let one_element = dt.size() == p.size() && dt.extent() == p.extent() as isize;
+    (one_element && p.repr().is_integer()).then(|| (p.repr(), p.size()))
 }
 
 /// The integer of representation `r` in `b` (native byte order).
@@ -398,11 +376,10 @@ fn reduce_converting(
     s: &Typed<'_>,
     r: &mut TypedMut<'_>,
     op: &CoreOp,
-    (from, to): (Repr, Repr),
+    ((from, wf), (to, wt)): ((Repr, usize), (Repr, usize)),
     call: &str,
 ) -> Result<()> {
     let n = s.count;
-    let (wf, wt) = (integer_width(from), integer_width(to));
     // u64 words: aligned for every integer type.
     let mut words = vec![0u64; (n * wf).div_ceil(8)];
     let tmp = &mut oxmpi_core::buf::as_bytes_mut(&mut words)[..n * wf];

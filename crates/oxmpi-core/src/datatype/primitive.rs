@@ -58,6 +58,23 @@ pub enum Repr {
     Raw,
 }
 
+impl Repr {
+    /// A plain integer of 1, 2, 4 or 8 bytes, signed or not.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            Repr::I8
+                | Repr::I16
+                | Repr::I32
+                | Repr::I64
+                | Repr::U8
+                | Repr::U16
+                | Repr::U32
+                | Repr::U64
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PairValue {
     F32,

@@ -191,20 +191,7 @@ fn direct_pair(prim: Primitive, op: PredefinedOp) -> bool {
     }
     match op {
         Replace | NoOp => true,
-        Sum | Max | Min | Band | Bor | Bxor => {
-            op.allows(prim.class())
-                && matches!(
-                    prim.repr(),
-                    Repr::I8
-                        | Repr::I16
-                        | Repr::I32
-                        | Repr::I64
-                        | Repr::U8
-                        | Repr::U16
-                        | Repr::U32
-                        | Repr::U64
-                )
-        }
+        Sum | Max | Min | Band | Bor | Bxor => op.allows(prim.class()) && prim.repr().is_integer(),
         _ => false,
     }
 }
