@@ -329,18 +329,31 @@ fn read_integer(r: Repr, b: &[u8]) -> i128 {
     }
 }
 
-/// `v` as an integer of representation `r` in native byte order, if it fits.
-fn integer_bytes(r: Repr, v: i128) -> Option<Vec<u8>> {
-    Some(match r {
-        Repr::I8 => i8::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::U8 => u8::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::I16 => i16::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::U16 => u16::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::I32 => i32::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::U32 => u32::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        Repr::I64 => i64::try_from(v).ok()?.to_ne_bytes().to_vec(),
-        _ => u64::try_from(v).ok()?.to_ne_bytes().to_vec(),
-    })
+/// Writes `v` into `out` (the width of `r`) as an integer of representation `r` in native
+/// byte order; false, with `out` untouched, when it does not fit.
+fn write_integer(r: Repr, v: i128, out: &mut [u8]) -> bool {
+    fn put<T, const W: usize>(v: i128, out: &mut [u8], bytes: fn(T) -> [u8; W]) -> bool
+    where
+        T: TryFrom<i128>,
+    {
+        match T::try_from(v) {
+            Ok(x) => {
+                out[..W].copy_from_slice(&bytes(x));
+                true
+            }
+            Err(_) => false,
+        }
+    }
+    match r {
+        Repr::I8 => put(v, out, i8::to_ne_bytes),
+        Repr::U8 => put(v, out, u8::to_ne_bytes),
+        Repr::I16 => put(v, out, i16::to_ne_bytes),
+        Repr::U16 => put(v, out, u16::to_ne_bytes),
+        Repr::I32 => put(v, out, i32::to_ne_bytes),
+        Repr::U32 => put(v, out, u32::to_ne_bytes),
+        Repr::I64 => put(v, out, i64::to_ne_bytes),
+        _ => put(v, out, u64::to_ne_bytes),
+    }
 }
 
 /// A blocking allreduce, scan or exscan. The safe API takes the send and receive buffers as
@@ -395,21 +408,24 @@ fn reduce_converting(
         return Ok(());
     }
     let tmp = &oxmpi_core::buf::as_bytes_mut(&mut words)[..n * wf];
-    let mut out = Vec::with_capacity(n * wt);
-    for (i, e) in tmp.chunks_exact(wf).enumerate() {
+    // Converted into a staging buffer first: a result that does not fit leaves the receive
+    // buffer untouched.
+    let mut out = vec![0u8; n * wt];
+    for (i, (e, o)) in tmp
+        .chunks_exact(wf)
+        .zip(out.chunks_exact_mut(wt))
+        .enumerate()
+    {
         let v = read_integer(from, e);
-        match integer_bytes(to, v) {
-            Some(b) => out.extend_from_slice(&b),
-            None => {
-                return Err(Error::new(
-                    ErrorClass::Truncate,
-                    format!(
-                        "{call}: result {v} of element {i} (reduced as {}) does not fit the receive type {}",
-                        s.dt().name(),
-                        r.dt().name()
-                    ),
-                ))
-            }
+        if !write_integer(to, v, o) {
+            return Err(Error::new(
+                ErrorClass::Truncate,
+                format!(
+                    "{call}: result {v} of element {i} (reduced as {}) does not fit the receive type {}",
+                    s.dt().name(),
+                    r.dt().name()
+                ),
+            ));
         }
     }
     let name = r.dt().name();
