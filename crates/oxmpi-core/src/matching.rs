@@ -83,6 +83,30 @@ impl<P, U> Matcher<P, U> {
         self.posted.remove(at).map(|(_, p)| p)
     }
 
+    /// [`Matcher::match_arrival`] for a caller that can take the message only on
+    /// conditions: `take` is shown the oldest posted receive it matches, and only
+    /// when `take` answers `Some` is that receive removed (returned with the answer);
+    /// otherwise the queue is left as it was. One walk of the posted queue where a
+    /// look (`posted_iter`) followed by `match_arrival` made two.
+    pub fn match_arrival_if<T>(
+        &mut self,
+        env: &Envelope,
+        take: impl FnOnce(&P) -> Option<T>,
+    ) -> Option<(P, T)> {
+        let at = match self.posted.front() {
+            None => return None,
+            Some((p, _)) if p.matches(env) => 0,
+            Some(_) => self.posted.iter().position(|(p, _)| p.matches(env))?,
+        };
+        let taken = take(&self.posted[at].1)?;
+        let recv = if at == 0 {
+            self.posted.pop_front()
+        } else {
+            self.posted.remove(at)
+        };
+        recv.map(|(_, p)| (p, taken))
+    }
+
     pub fn push_unexpected(&mut self, env: Envelope, msg: U) {
         self.unexpected.push_back((env, msg));
     }
@@ -186,6 +210,38 @@ mod tests {
         assert_eq!(m.match_arrival(&env(2, 5)), Some(1));
         assert_eq!(m.match_arrival(&env(2, 5)), Some(2));
         assert_eq!(m.match_arrival(&env(2, 5)), None);
+    }
+
+    #[test]
+    fn a_conditional_arrival_takes_only_the_oldest_match_and_only_when_accepted() {
+        let mut m: Matcher<u32, &str> = Matcher::new();
+        m.push_posted(pat(1, 9), 1);
+        m.push_posted(pat(ANY_SOURCE, 5), 2);
+        m.push_posted(pat(2, 5), 3);
+        // Declined: nothing leaves, and the receive offered was the oldest match.
+        let mut shown = None;
+        assert_eq!(
+            m.match_arrival_if(&env(2, 5), |&r| {
+                shown = Some(r);
+                None::<()>
+            }),
+            None
+        );
+        assert_eq!(shown, Some(2));
+        assert_eq!(m.posted_len(), 3);
+        // No match: `take` is not asked.
+        assert_eq!(
+            m.match_arrival_if(&env(4, 4), |_| -> Option<()> { panic!("asked") }),
+            None
+        );
+        // Accepted past the head, then at the head.
+        assert_eq!(
+            m.match_arrival_if(&env(2, 5), |&r| Some(r * 10)),
+            Some((2, 20))
+        );
+        assert_eq!(m.match_arrival_if(&env(1, 9), |_| Some(())), Some((1, ())));
+        assert_eq!(m.match_arrival(&env(2, 5)), Some(3));
+        assert_eq!(m.posted_len(), 0);
     }
 
     #[test]

@@ -286,24 +286,23 @@ fn land_eager(
         source: h.source,
         tag: h.tag,
     };
-    let req = matcher
-        .posted_iter()
-        .find(|(pattern, _)| pattern.matches(&env))
-        .map(|(_, &req)| req)?;
-    let Some(ReqKind::Recv(r)) = reqs.get_mut(req).map(|e| &mut e.kind) else {
-        return None;
-    };
-    let same_sig = h.sig == 0 || r.sig == 0 || r.sig == h.sig;
-    if r.bad_sig != 0 || !same_sig || r.unpack.is_some() || total > r.buf.len() {
-        return None;
-    }
-    let landing = r.buf.landing(data.len(), rest)?;
-    r.buf.bytes_mut()[..data.len()].copy_from_slice(data);
-    r.env = Some(env);
-    r.total = total;
-    r.received = 0;
-    let matched = matcher.match_arrival(&env);
-    debug_assert_eq!(matched, Some(req), "the oldest matching receive");
+    // One walk of the posted queue: the oldest matching receive leaves it only if the
+    // message can land in it.
+    let (req, landing) = matcher.match_arrival_if(&env, |&req| {
+        let Some(ReqKind::Recv(r)) = reqs.get_mut(req).map(|e| &mut e.kind) else {
+            return None;
+        };
+        let same_sig = h.sig == 0 || r.sig == 0 || r.sig == h.sig;
+        if r.bad_sig != 0 || !same_sig || r.unpack.is_some() || total > r.buf.len() {
+            return None;
+        }
+        let landing = r.buf.landing(data.len(), rest)?;
+        r.buf.bytes_mut()[..data.len()].copy_from_slice(data);
+        r.env = Some(env);
+        r.total = total;
+        r.received = 0;
+        Some(landing)
+    })?;
     peer.landed_eager.push_back(req);
     Some(landing)
 }

@@ -605,6 +605,47 @@ fn landed_payloads_go_straight_to_the_sink_in_any_chunking() {
 }
 
 #[test]
+fn after_a_landed_medium_message_the_next_read_takes_what_the_socket_holds() {
+    // A landed frame under RECYCLE_MIN leaves the next read asking for a whole staging
+    // buffer (a ping-pong's next message comes in one read), as an ordinary packet of
+    // that size does; a landed large one still has the next read ask for a header alone
+    // (so its payload can land too).
+    const HEAD: usize = 48;
+    const MAX: usize = 64 * 1024;
+    for (len, want) in [
+        (4096 + HEAD, MAX),
+        (8192 + HEAD, MAX),
+        (64 * 1024 + HEAD, wire::FRAME_HEADER_LEN + HEAD),
+    ] {
+        let payload: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+        let mut stream = wire::encode_frame_header(wire::KIND_DATA, len as u32).to_vec();
+        stream.extend_from_slice(&payload);
+        let mut sink = vec![0u8; len];
+        let mut active = ActiveBuf::take(RawBuf::from_mut_slice(&mut sink));
+        let mut d = wire::FrameDecoder::new();
+        let mut out = Vec::new();
+        let mut land = |got: &[u8], rest: usize| -> Option<Landing> {
+            active.bytes_mut()[..got.len()].copy_from_slice(got);
+            active.landing(got.len(), rest)
+        };
+        d.feed_landing(&stream, HEAD, 1024, &mut land, |f| out.push(f))
+            .unwrap();
+        assert!(
+            matches!(out.as_slice(), [wire::Frame::Landed { len: l, .. }] if *l == len),
+            "the {len}-byte frame lands"
+        );
+        drop(out);
+        active.landed();
+        assert_eq!(sink, payload, "the {len}-byte frame's bytes");
+        assert_eq!(
+            d.read_hint(HEAD, MAX, true),
+            want,
+            "after {len} bytes, first read"
+        );
+    }
+}
+
+#[test]
 fn poll_landing_reads_large_packets_into_the_landers_memory() {
     // Over a real connection: large packets whose first byte says "land" are read into
     // one destination buffer at the offset their second byte names; the rest pop as

@@ -266,8 +266,8 @@ pub struct FrameDecoder {
     /// (Several: the packets of one large message are often all read before the engine
     /// handles the first, and a fresh buffer is a zeroed allocation.)
     spare: Vec<Vec<u8>>,
-    /// The last frame out was a large one (landed, [`Frame::Landed`], or a packet of
-    /// at least [`RECYCLE_MIN`] bytes): the next one is probably another large one,
+    /// The last frame out was a large one (landed, [`Frame::Landed`], or a packet,
+    /// of at least [`RECYCLE_MIN`] bytes): the next one is probably another large one,
     /// whose first bytes are best read alone (see [`FrameDecoder::read_hint`]).
     after_large: bool,
     /// ... and it was under [`LARGE_FRAME`] bytes (see [`FrameDecoder::read_hint`]).
@@ -417,8 +417,7 @@ impl FrameDecoder {
                 self.got += n;
                 data = &data[n..];
                 if self.got == self.plen {
-                    self.after_large = self.plen >= RECYCLE_MIN;
-                    self.after_medium = self.plen < LARGE_FRAME;
+                    self.note_frame_len(self.plen);
                     out(Frame::Packet(self.payload.take().unwrap()));
                 }
             } else {
@@ -562,6 +561,13 @@ impl FrameDecoder {
     /// header first cost a ping-pong two reads (the header, then the payload with the
     /// next header) where one read into the staging buffer takes it whole, for a
     /// staging copy that costs less than a read system call (net31).
+    /// Records the payload length of the frame just completed, for
+    /// [`FrameDecoder::read_hint`].
+    fn note_frame_len(&mut self, len: usize) {
+        self.after_large = len >= RECYCLE_MIN;
+        self.after_medium = len < LARGE_FRAME;
+    }
+
     pub fn read_hint(&self, head: usize, max: usize, first: bool) -> usize {
         if self.after_large && !(first && self.after_medium) && self.at_boundary() {
             (FRAME_HEADER_LEN + head).min(max)
@@ -577,8 +583,11 @@ impl FrameDecoder {
             if s.got == s.len {
                 let len = s.head + s.len;
                 self.sink = None;
-                self.after_large = true;
-                self.after_medium = false;
+                // By size, as for a packet: a landed 4 KiB message set "large" here, and
+                // every later read asked for a header alone, so a ping-pong of 4-16 KiB
+                // messages took two reads per message where one read into the staging
+                // buffer takes it whole and lands it from there with one copy (net34).
+                self.note_frame_len(len);
                 out(Frame::Landed {
                     buf: self.payload.take().unwrap(),
                     len,
@@ -589,8 +598,7 @@ impl FrameDecoder {
         let Some(p) = &self.payload else { return };
         self.got = (self.got + n).min(p.len());
         if self.got == self.plen {
-            self.after_large = self.plen >= RECYCLE_MIN;
-            self.after_medium = self.plen < LARGE_FRAME;
+            self.note_frame_len(self.plen);
             out(Frame::Packet(self.payload.take().unwrap()));
         }
     }
