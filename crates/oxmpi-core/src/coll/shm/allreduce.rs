@@ -28,14 +28,15 @@ pub(crate) const FULL_MAX: usize = 4096;
 /// KiB-2 MiB there, but mixed at 4 ranks 512 KiB; bench/PROFILE.md, collB28.
 pub(crate) const GATHER_MAX: usize = 128 * 1024;
 
-/// MPI_Iallreduce's [`GATHER_MAX`]: every size. A non-blocking allreduce's
-/// `blocks` variant takes two rounds of all-to-all looks per chunk, each
-/// advanced only when the rank's progress runs; the gather's one arrival and
-/// one release per chunk beat it from 512 KiB to 4 MiB at 4 and 8 ranks on 2
-/// cores (8 ranks, 4 MiB: min 6.7-7.6 ms against 11.5-12.3; 4 ranks, 2 MiB:
-/// 0.93 against 1.13-1.55; bench/PROFILE.md, collB29).
+/// MPI_Iallreduce's [`GATHER_MAX`], the blocking call's. Above it the
+/// `blocks` variant: the gather's last arriver folds every 64 KiB chunk alone
+/// while the other core idles, and from 512 KiB that serial fold costs more
+/// than the blocks' second round of looks (4 ranks on 2 cores, medians of 5:
+/// 512 KiB 271 -> 205 us, 2 MiB 1,498 -> 1,185; 8 ranks 512 KiB 408 -> 319;
+/// bench/PROFILE.md, collX34). Up to 128 KiB the gather's one arrival and one
+/// release per chunk still win at 8 ranks (collB29).
 /// `OXMPI_IALLREDUCE_SHM_GATHER_MAX` overrides it.
-pub(crate) const NB_GATHER_MAX: usize = usize::MAX;
+pub(crate) const NB_GATHER_MAX: usize = GATHER_MAX;
 
 fn env_limit(v: &'static std::sync::OnceLock<usize>, var: &str, default: usize) -> usize {
     *v.get_or_init(|| {

@@ -292,8 +292,8 @@ impl NbAllreduce {
             }
             if self.s == 0 {
                 self.s = cx.next();
-                // The blocking kernel's choice (`allreduce.rs`), except that a
-                // crowded host gathers at every size (`NB_GATHER_MAX`).
+                // The blocking kernel's choice (`allreduce.rs`), with the
+                // gather's own limit on a crowded host (`NB_GATHER_MAX`).
                 let len = span_len(count, self.bufs.datatype());
                 self.variant = match cx.r.oversubscribed {
                     false if len <= super::allreduce::FULL_MAX => Variant::Full,
