@@ -17,6 +17,7 @@ pub(super) const CREDIT_PER_PEER: i64 = 4 << 20;
 /// messages are bounded too.
 pub(super) const MIN_CREDIT_COST: usize = 64;
 
+#[inline]
 pub(super) fn credit_cost(len: usize) -> usize {
     len.max(MIN_CREDIT_COST)
 }

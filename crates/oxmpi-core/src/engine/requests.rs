@@ -77,6 +77,7 @@ impl Slab {
         }
     }
     /// The handle the next [`Slab::insert`] will return.
+    #[inline]
     pub(super) fn peek_next(&self) -> Request {
         match self.free.last() {
             Some(&i) => Request::new(i, next_generation(self.slots[i as usize].0)),

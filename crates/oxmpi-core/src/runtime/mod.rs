@@ -164,19 +164,30 @@ fn lifecycle() -> MutexGuard<'static, ()> {
 /// The engine, or the error a call made before init / after finalize deserves.
 /// The engine serves the World model and every session: it is there from the
 /// first MPI_Init or MPI_Session_init until the last of them is finalized.
+///
+/// Inlined: every call of the safe Rust API asks it once, from the `oxmpi`
+/// crate, where a plain function of this crate stays a call; the errors are
+/// built out of line.
+#[inline]
 pub fn engine() -> Result<&'static Engine> {
-    if DOWN.load(Ordering::Acquire) {
-        return Err(MpiError::new(
-            ErrorClass::Other,
-            "MPI call made after MPI_Finalize",
-        ));
+    match ENGINE.get() {
+        Some(e) if !DOWN.load(Ordering::Acquire) => Ok(e),
+        _ => Err(engine_missing()),
     }
-    ENGINE.get().ok_or_else(|| {
+}
+
+/// The error of [`engine`] when there is no engine to use.
+#[cold]
+#[inline(never)]
+fn engine_missing() -> MpiError {
+    if DOWN.load(Ordering::Acquire) {
+        MpiError::new(ErrorClass::Other, "MPI call made after MPI_Finalize")
+    } else {
         MpiError::new(
             ErrorClass::Other,
             "MPI call made before MPI_Init (or MPI_Session_init)",
         )
-    })
+    }
 }
 
 /// The engine once `MPI_Init` made it, even after `MPI_Finalize` (the tool

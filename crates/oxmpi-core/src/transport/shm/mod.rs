@@ -448,10 +448,12 @@ impl ShmSegment {
     }
 
     /// The doorbell of local rank `local`. Panics if `local >= nlocal`.
+    #[inline]
     pub fn doorbell(&self, local: usize) -> &Doorbell {
         &self.slot(local).bell
     }
 
+    #[inline]
     fn slot(&self, local: usize) -> &RankSlot {
         assert!(
             local < self.layout.nlocal,
