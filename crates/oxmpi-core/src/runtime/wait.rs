@@ -166,9 +166,14 @@ impl Engine {
     }
 
     /// Whether this rank may keep its processor through a closed yield gate:
-    /// not oversubscribed, on shared memory, and no other local rank of ours
-    /// reported the processor this one runs on now (which it publishes here;
-    /// see [`crate::transport::shm::ShmSegment::cpu_shared`]).
+    /// not oversubscribed, on shared memory, and every other local rank of ours
+    /// reported, since it last slept, a processor other than the one this rank
+    /// runs on now (which it publishes here; see
+    /// [`crate::transport::shm::ShmSegment::others_elsewhere`]). A rank that
+    /// slept has not said where it was woken: the scheduler often wakes a rank
+    /// on its waker's processor, where our spin then kept it from running for
+    /// the rest of the spin budget or a whole slice (IMB Bcast 2-8 KiB and
+    /// Allreduce 4 KiB under hogs: 3-13 ms a call; bench/PROFILE.md imb34).
     fn alone_on_cpu(&self) -> bool {
         let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) else {
             return false;
@@ -177,7 +182,16 @@ impl Engine {
             return false;
         };
         seg.set_cpu(cpu);
-        !seg.cpu_shared(cpu)
+        seg.others_elsewhere(cpu)
+    }
+
+    /// Withdraws this rank's processor report before it sleeps (see
+    /// [`Engine::alone_on_cpu`]); where not oversubscribed only, the one case
+    /// that reads the reports.
+    fn withdraw_cpu_report(&self) {
+        if let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) {
+            seg.clear_cpu();
+        }
     }
 
     /// After a late yield: whether it gave the core to another program rather
@@ -382,6 +396,7 @@ impl Engine {
             }
             // Announce the sleep, then look once more: a peer that publishes after
             // this look sees us in the doorbell's sleepers and wakes us.
+            self.withdraw_cpu_report();
             let ticket = self.bell.prepare_sleep();
             self.waiters.fetch_add(1, Ordering::SeqCst);
             self.lock().announce_blocked_pushes();
@@ -513,25 +528,30 @@ impl Engine {
             mark.set(true);
             idle = idle.saturating_add(1);
             if idle < spin {
-                // No sched_yield here unless oversubscribed (where the spin is
-                // too short to reach it anyway): on a host loaded with other
-                // programs, a yield hands this core to one of them for a whole
-                // time slice, then the peer's next wait yields as well, and
-                // every hand-off of a collective costs hundreds of µs (a 2-rank
-                // shm barrier: 0.6 µs alone, 130-460 µs per call with one yield
-                // a call under load 10). A spinning rank keeps its core (the
-                // scheduler moves two spinning ranks apart); the yields and the
-                // doorbell sleep below follow the spin.
-                // Where other programs hold the cores (the gate is closed),
-                // stop spinning and sleep, unless no rank of ours shares this
-                // processor: then the ranks we wait for run elsewhere, and a
-                // sleep would make their release a wake-up that must preempt
-                // the other program here (see [`Engine::spin_yield`]).
+                // No sched_yield here while the others run elsewhere: on a
+                // host loaded with other programs, a yield hands this core to
+                // one of them for a whole time slice, then the peer's next
+                // wait yields as well, and every hand-off of a collective
+                // costs hundreds of µs (a 2-rank shm barrier: 0.6 µs alone,
+                // 130-460 µs per call with one yield a call under load 10). A
+                // spinning rank keeps its core (the scheduler moves two
+                // spinning ranks apart); the yields and the doorbell sleep
+                // below follow the spin.
+                // Where every other rank of ours reported another processor
+                // since it last slept, the ranks we wait for run elsewhere:
+                // spin on, gate or not (a sleep would make their release a
+                // wake-up that must preempt the other program here; see
+                // [`Engine::spin_yield`]). Otherwise one of them may be
+                // runnable on this processor (a rank woken from its sleep is
+                // often put on its waker's), and a spin without yields kept it
+                // off for the whole budget (2 ranks under hogs, one processor:
+                // 1.7-5 ms an allreduce, no sleep on the spinning side): yield
+                // through the gate, and sleep once it is closed.
                 if idle.is_multiple_of(32 * SPINS_PER_YIELD)
                     && !(if self.oversubscribed {
                         self.gated_yield()
                     } else {
-                        self.yield_gate.open(now_ns()) || self.alone_on_cpu()
+                        self.alone_on_cpu() || self.gated_yield()
                     })
                 {
                     idle = spin + yields;
@@ -570,6 +590,7 @@ impl Engine {
                 continue;
             }
             last_yield = 0;
+            self.withdraw_cpu_report();
             let ticket = self.bell.prepare_sleep();
             let extra_ticket = extra.map(|b| b.prepare_sleep());
             self.waiters.fetch_add(1, Ordering::SeqCst);

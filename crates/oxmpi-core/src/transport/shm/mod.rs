@@ -215,8 +215,8 @@ struct SegHeader {
 /// `waiting` is written by the rank itself (non-zero while it waits in a blocking
 /// call) and read by the others only after a slow `sched_yield` (a hint, see
 /// [`ShmSegment::others_waiting`]). `cpu` is written by the rank itself too (1 +
-/// the processor it last saw itself on in a spinning wait, 0 before that) and read by
-/// the others' spinning waits ([`ShmSegment::cpu_shared`]).
+/// the processor it last saw itself on in a spinning wait; 0 before that and while
+/// it sleeps) and read by the others' spinning waits ([`ShmSegment::others_elsewhere`]).
 #[repr(C, align(128))]
 struct RankSlot {
     bell: Doorbell,
@@ -422,28 +422,42 @@ impl ShmSegment {
     }
 
     /// Publishes the processor this rank runs on (from a spinning wait; see
-    /// [`ShmSegment::cpu_shared`]). A store only when it changed: the others read
+    /// [`ShmSegment::others_elsewhere`]). A store only when it changed: the others read
     /// this line while they spin, and a store would take it from their caches.
     #[inline]
     pub fn set_cpu(&self, cpu: u32) {
+        self.store_cpu_word(cpu.saturating_add(1));
+    }
+
+    /// Withdraws this rank's processor report: it is about to sleep, and where the
+    /// scheduler will wake it (often on its waker's processor) is not known until
+    /// it spins again.
+    #[inline]
+    pub fn clear_cpu(&self) {
+        self.store_cpu_word(0);
+    }
+
+    fn store_cpu_word(&self, word: u32) {
         let slot = self.slot(self.my_local);
-        let word = cpu.saturating_add(1);
         if slot.cpu.load(Ordering::Relaxed) != word {
             slot.cpu.store(word, Ordering::Relaxed);
         }
     }
 
-    /// Whether another attached local rank last reported processor `cpu` (see
-    /// [`ShmSegment::set_cpu`]). A hint: a rank reports only from its spinning
-    /// waits, so one that the scheduler moved since then still shows its old
-    /// processor until its next spin.
-    pub fn cpu_shared(&self, cpu: u32) -> bool {
+    /// Whether every other local rank is attached and last reported a processor
+    /// other than `cpu` (see [`ShmSegment::set_cpu`]). A rank that has not reported
+    /// since it last slept ([`ShmSegment::clear_cpu`]) may be runnable on `cpu`
+    /// right now, waiting for it: then the answer is no. A hint: a rank reports
+    /// only from its spinning waits, so one that the scheduler moved since then
+    /// still shows its old processor until its next spin.
+    pub fn others_elsewhere(&self, cpu: u32) -> bool {
         let word = cpu.saturating_add(1);
         (0..self.layout.nlocal)
             .filter(|&j| j != self.my_local)
-            .any(|j| {
+            .all(|j| {
                 let s = self.slot(j);
-                s.cpu.load(Ordering::Relaxed) == word && s.owner.load(Ordering::Relaxed) != 0
+                let theirs = s.cpu.load(Ordering::Relaxed);
+                theirs != 0 && theirs != word && s.owner.load(Ordering::Relaxed) != 0
             })
     }
 

@@ -692,30 +692,38 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
     let name = TestName::new("cpu");
     let a = ShmSegment::create(&name.0, 3, 0).unwrap();
     let b = ShmSegment::open(&name.0, 3, 1).unwrap();
-    // Nothing reported yet: processor 0 is no one's (0 is "not reported").
-    assert!(!a.cpu_shared(0) && !b.cpu_shared(0));
-    a.set_cpu(0);
-    assert!(b.cpu_shared(0), "b sees a on processor 0");
-    assert!(!a.cpu_shared(0), "a's own report does not count");
-    assert!(!b.cpu_shared(1));
+    let c = ShmSegment::open(&name.0, 3, 2).unwrap();
+    // Nothing reported yet: no one is known to run elsewhere (0 is "not reported").
+    assert!(!a.others_elsewhere(0) && !b.others_elsewhere(0));
     b.set_cpu(1);
-    assert!(a.cpu_shared(1) && !a.cpu_shared(0));
+    assert!(!a.others_elsewhere(0), "c has not reported");
+    c.set_cpu(2);
+    assert!(a.others_elsewhere(0), "b on 1 and c on 2, a on 0");
+    assert!(!a.others_elsewhere(1) && !a.others_elsewhere(2));
+    // One's own report does not count, and two others on one processor are fine.
+    a.set_cpu(3);
+    c.set_cpu(1);
+    assert!(a.others_elsewhere(3) && !a.others_elsewhere(1));
+    assert!(b.others_elsewhere(0) && !b.others_elsewhere(3));
     // A move is seen at the next report; the largest processor number does not
     // wrap into "not reported".
     b.set_cpu(u32::MAX);
-    assert!(!a.cpu_shared(1) && a.cpu_shared(u32::MAX));
+    assert!(a.others_elsewhere(3) && !a.others_elsewhere(u32::MAX));
+    // A rank that withdrew its report (it sleeps) is no longer known to be elsewhere.
+    c.clear_cpu();
+    assert!(!a.others_elsewhere(3) && !b.others_elsewhere(0));
+    c.set_cpu(2);
+    assert!(a.others_elsewhere(3));
     // The reports sit beside the owner and "waiting" words, not over them, and
     // leave the doorbells alone.
     b.set_waiting(true);
-    assert!(!a.others_waiting(), "rank 2 is not attached");
-    let c = ShmSegment::open(&name.0, 3, 2).unwrap();
+    assert!(!a.others_waiting(), "c is not waiting");
     c.set_waiting(true);
     assert!(a.others_waiting());
     assert_eq!(a.doorbell(1).generation(), 0);
-    assert!(!c.cpu_shared(5));
-    // A rank that left no longer counts.
+    // A rank that left no longer counts as elsewhere.
     drop(b);
-    assert!(!a.cpu_shared(u32::MAX) && !c.cpu_shared(u32::MAX));
+    assert!(!a.others_elsewhere(3) && !c.others_elsewhere(5));
 }
 
 /// The ring's copy (a vector loop from `VECTOR_COPY_MIN` bytes, `memcpy` below) copies
