@@ -163,6 +163,7 @@ fn main() {
         }
         "allgather" => {
             run_allgather(&mut cx);
+            run_allgather_bytes(&mut cx);
             run_allgatherv(&mut cx);
         }
         "alltoall" => {
@@ -436,7 +437,9 @@ fn run_gather_small(cx: &mut Ctx) {
     let (rank, n) = (cx.rank, cx.n);
     let byte = Datatype::predefined(Primitive::Byte);
     for root in 0..n {
-        for blk in [1usize, 8, 23, 24, 25] {
+        // 8 KiB - 16 KiB: a 2-rank gather's area blocks around its single
+        // copies' start (`gather::DIRECT_MIN_2`).
+        for blk in [1usize, 8, 23, 24, 25, 8192, 16383, 16384] {
             for in_place in [false, true] {
                 let case = cx.next();
                 // Every rank knows the whole result (the same seed); each sends its block.
@@ -469,7 +472,11 @@ fn run_scatter_small(cx: &mut Ctx) {
     let (rank, n) = (cx.rank, cx.n);
     let byte = Datatype::predefined(Primitive::Byte);
     for root in 0..n {
-        for blk in [1usize, 3, 4, 8, 9, 12, 13, 24, 25, 85, 86, 128, 129] {
+        // 8 KiB - 16 KiB: a 2-rank scatter's area blocks around its single
+        // copies' start (`gather::DIRECT_MIN_2`).
+        for blk in [
+            1usize, 3, 4, 8, 9, 12, 13, 24, 25, 85, 86, 128, 129, 8192, 16383, 16384,
+        ] {
             for in_place in [false, true] {
                 let case = cx.next();
                 // Every rank knows the whole message (the same seed); the root sends it.
@@ -595,6 +602,36 @@ fn run_allgather(cx: &mut Ctx) {
                     cx.expect("allgather", &recv, &refb);
                 }
             }
+        }
+    }
+}
+
+/// Allgather and allgatherv (an allgather's layout) of byte blocks around the
+/// 2-rank shared-memory limit (`allgather::SHM_MAX_2`, 8 KiB) and the old one
+/// (2 KiB), in place or not.
+fn run_allgather_bytes(cx: &mut Ctx) {
+    let (rank, n) = (cx.rank, cx.n);
+    let byte = Datatype::predefined(Primitive::Byte);
+    for blk in [2048usize, 2049, 8192, 8193] {
+        for (in_place, v) in [(false, false), (true, false), (false, true), (true, true)] {
+            let case = cx.next();
+            let mut all = vec![0u8; n as usize * blk];
+            Rng::fill(seed(case, 0, 4), &mut all);
+            let mine = all[rank as usize * blk..(rank as usize + 1) * blk].to_vec();
+            let mut recv = vec![SENTINEL; n as usize * blk];
+            if in_place {
+                recv[rank as usize * blk..(rank as usize + 1) * blk].copy_from_slice(&mine);
+            }
+            let sb = (!in_place).then(|| SendBuf::typed(&mine, blk, &byte).expect("send"));
+            let rb = RecvBuf::typed(&mut recv, n as usize * blk, &byte).expect("recv");
+            if v {
+                let counts = vec![blk; n as usize];
+                let displs: Vec<isize> = (0..n as isize).map(|i| i * blk as isize).collect();
+                mv::allgatherv(sb, rb, &counts, &displs, &cx.comm).expect("allgatherv of bytes");
+            } else {
+                mv::allgather(sb, rb, blk, &cx.comm).expect("allgather of bytes");
+            }
+            cx.expect("allgather of byte blocks", &recv, &all);
         }
     }
 }

@@ -70,7 +70,12 @@ pub(crate) static TABLE: Table = Table {
 /// Blocking allgathers up to this many bytes per block take the shared-memory
 /// path where it exists ([`SHM_MAX_2`] on 2 ranks); measured on 2, 4 and 8 ranks.
 pub const SHM_MAX: usize = 64 * 1024;
-pub const SHM_MAX_2: usize = 2 * 1024;
+/// On 2 ranks the alternative is one exchange of point-to-point messages, which
+/// from 8 KiB are pulled by `process_vm_readv` (1.3-1.9 us a read on this VM
+/// before it copies anything; RESULTS.md's quiet pass: 8 KiB 3.56 us against
+/// 0.58 for 2 KiB through the area, MPICH 2.50), so blocks up to 8 KiB take the
+/// area (bench/PROFILE.md collR34).
+pub const SHM_MAX_2: usize = 8 * 1024;
 /// Allgatherv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "allgatherv",

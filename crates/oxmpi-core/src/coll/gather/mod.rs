@@ -83,30 +83,41 @@ pub(crate) static V_TABLE: Table = Table {
 /// 7.03 / 6.50, on 8 ranks 2 KiB 1.58 / 2.92, 32 KiB 15.3 / 9.2. A gather on more
 /// than 2 ranks keeps the area to 64 KiB (4 ranks, 32 KiB: 5.42 against 8.52).
 pub const fn rooted_shm_max(scatter: bool, n: i32) -> usize {
-    if scatter || n <= 2 {
+    if n <= 2 {
+        DIRECT_MIN_2 - 1
+    } else if scatter {
         ROOTED_SHM_SMALL
     } else {
         super::shm::CHUNK
     }
 }
 
+/// On 2 ranks, blocks from this size go by single copies (gather below 128 KiB,
+/// scatter at every size) and smaller ones through the area. On this EPYC VM a
+/// `process_vm_readv`/`writev` costs 1.3-1.9 us before it copies anything
+/// (bench/PROFILE.md med27, collR34), which an 8 KiB block's two copies through
+/// the area do not: RESULTS.md's quiet pass had 2-rank scatter and gather of
+/// 8 KiB by single copies at 2.50 / 2.61 us against bcast's 0.79 through the
+/// area (MPICH 1.30 / 1.17).
+pub const DIRECT_MIN_2: usize = 16 * 1024;
+
 /// Whether blocks of `blk` bytes on `n` ranks are gathered by single copies
 /// (every other rank writes its block into the root's receive buffer,
 /// `coll/shm/direct.rs`) where the members may copy between each other's memory:
-/// from 8 KiB below 128 KiB on 2 ranks (where the message's copy, shared by
-/// sender and receiver, wins above), from 32 KiB on more. Measured
-/// (bench/PROFILE.md collA29, us, direct / area or linear / Open MPI): 2 ranks
+/// from [`DIRECT_MIN_2`] below 128 KiB on 2 ranks (where the message's copy,
+/// shared by sender and receiver, wins above), from 32 KiB on more. Measured
+/// (bench/PROFILE.md collA29, on an earlier VM where a cross-memory read was cheaper, us, direct / area or linear / Open MPI): 2 ranks
 /// 8 KiB 1.12 / 1.39 / 1.28, 32 KiB 2.47 / 3.18 / 3.00, 128 KiB 7.59 / 6.87 /
 /// 7.06; 4 ranks 8 KiB 2.56 / 2.09 / 6.14, 32 KiB 5.33 / 5.66 / 6.26, 512 KiB
 /// 58 / 186 / 143, 4 MiB 987 / 1,313 / 1,092; 8 ranks 128 KiB 19.4 / 34.6 / 116.
 pub const fn direct(n: i32, blk: usize) -> bool {
     match n {
-        ..=2 => blk >= 8 * 1024 && blk < 128 * 1024,
+        ..=2 => blk >= DIRECT_MIN_2 && blk < 128 * 1024,
         _ => blk >= 32 * 1024,
     }
 }
 
-/// [`rooted_shm_max`] of scatters and of 2-rank gathers.
+/// [`rooted_shm_max`] of scatters on more than 2 ranks.
 pub const ROOTED_SHM_SMALL: usize = 4 * 1024;
 
 /// Blocks of at least this many bytes on communicators of at most

@@ -82,10 +82,12 @@ pub const LINEAR_MIN_BLOCK: usize = 4 * 1024;
 /// copy between each other's memory. Measured (bench/PROFILE.md collA29, us,
 /// direct / area or linear / Open MPI): 2 ranks 8 KiB 1.05 / 1.41 / 1.24, 32 KiB
 /// 1.89 / 3.09 / 2.73; 4 ranks 8 KiB 2.42 / 1.62 / 6.3, 32 KiB 3.77 / 3.99 / 3.92;
-/// 8 ranks 8 KiB 4.52 / 2.85 / 25.6, 32 KiB 9.3 / 14.9 / 16.0.
+/// 8 ranks 8 KiB 4.52 / 2.85 / 25.6, 32 KiB 9.3 / 14.9 / 16.0. Those were on an
+/// earlier VM; on this one a 2-rank block below 16 KiB is faster through the area
+/// ([`super::gather::DIRECT_MIN_2`]).
 pub const fn direct_min(n: i32) -> usize {
     match n {
-        ..=2 => 8 * 1024,
+        ..=2 => super::gather::DIRECT_MIN_2,
         _ => 32 * 1024,
     }
 }

@@ -98,6 +98,10 @@ pub(crate) fn reduce(
     while e0 < count {
         let c = k.min(count - e0);
         let s = cx.next();
+        // A span of at most INLINE_SLOT bytes (the same on every rank: count and
+        // datatype match) goes in the rank's inline slot, beside its flag: the
+        // root gets it with the line it waits on (as allgather's small blocks).
+        let bytes = span_len(c, dt);
         if me != root || in_place {
             cx.wait_free(s);
             // Nobody reads our slot half before our flag (or, in place, our own fold).
@@ -106,7 +110,7 @@ pub(crate) fn reduce(
                 (None, Some(o)) => o.as_elems().span(e0, c),
                 (None, None) => panic!("MPI_IN_PLACE is the root's only"),
             };
-            cx.area().slot(me, s).copy_in(input);
+            cx.area().slot_for(me, s, bytes).copy_in(input);
         }
         if me != root {
             // Our flag and `done` at once: we read nothing of this step.
@@ -119,7 +123,7 @@ pub(crate) fn reduce(
             // Slots hold published spans of `c` elements (Acquire in wait_all); in place, our input is in our slot.
             let src = |j: usize| match mine {
                 Some(b) if j == me => Operand::Bytes(b),
-                _ => Operand::Stage(area.slot(j, s)),
+                _ => Operand::Stage(area.slot_for(j, s, bytes)),
             };
             let out = out.as_mut().expect("the root has a receive buffer");
             fold_into(n, src, out, e0, c, &mut temp, dt, op, &mut result);
