@@ -117,7 +117,7 @@ impl State {
         self.stats.sent(crate::tools::Via::Shm, data.len());
         let p = &mut self.peers[peer as usize];
         p.credit -= cost;
-        p.answered = false;
+        p.sent_to();
         let entry = ReqEntry {
             kind: ReqKind::Send(SendReq {
                 peer,
@@ -213,7 +213,7 @@ impl State {
         if pushed {
             let p = &mut self.peers[peer as usize];
             p.credit -= cost;
-            p.answered = false;
+            p.sent_to();
             self.stats.sent(crate::tools::Via::Shm, data.len());
         }
         pushed
@@ -221,13 +221,16 @@ impl State {
 
     /// Whether a `len`-byte message to `peer` goes as a pulled `Rts` (`FLAG_PULL`)
     /// instead of eager: it is above [`State::pull_min`], a message came from the
-    /// peer since our last send to it (a ping-pong, not a window), and the
-    /// receiver can read our memory.
+    /// peer since our last send to it (a ping-pong, not a window), the receiver
+    /// can read our memory, and it is above the size from which the receiver
+    /// measured pulling to win (engine/pullcost.rs), except for a short burst
+    /// in 256 ([`pullcost::PROBE_BURST`]) that goes the other way to keep both
+    /// measured.
     #[inline(always)]
     fn pulls(&self, peer: u32, len: usize) -> bool {
         len > self.pull_min && {
             let p = &self.peers[peer as usize];
-            p.answered && p.cma_ok
+            p.answered && p.cma_ok && (!self.pull_cost.enabled || p.pull_chosen(len))
         }
     }
 
@@ -235,6 +238,17 @@ impl State {
     /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
     #[inline(always)]
     pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
+        // A ping-pong's answer: half of what pulling it would save, timed now
+        // and then (engine/pullcost.rs).
+        if self.peers[peer as usize].answered && self.pull_cost.samples_copy(data.len()) {
+            let start = cma::ticks();
+            let pushed = push_whole(&mut self.tx, &mut self.peers, peer, hdr, data);
+            if pushed {
+                self.pull_cost
+                    .note_copy(data.len(), cma::ticks().wrapping_sub(start));
+            }
+            return pushed;
+        }
         push_whole(&mut self.tx, &mut self.peers, peer, hdr, data)
     }
 
@@ -331,7 +345,7 @@ impl State {
                 // A synchronous send must wait for its match: never pulled early.
                 let pull = !sync && self.pulls(peer, len);
                 let p = &mut self.peers[peer as usize];
-                p.answered = false;
+                p.sent_to();
                 if len <= self.eager_limit && p.credit >= cost && !pull {
                     p.credit -= cost;
                     let src = match self.reqs.get(req).map(|e| &e.kind) {
