@@ -147,7 +147,7 @@ pub(crate) struct Peer {
     pull_floor: u64,
     /// Sends to this peer that could have been pulled, counted for the probes of
     /// the path the figure did not choose ([`pullcost::PROBE_BURST`]).
-    pull_probes: u8,
+    pull_probes: u16,
     /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
     copy_id: u32,
     /// Bit `i`: the ring's shared-copy slot `i` is in use.

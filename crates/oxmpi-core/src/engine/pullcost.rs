@@ -11,7 +11,7 @@
 //! (`c`: the average copy per byte), eager `2 * len * c` (in a ping-pong, one copy
 //! in and one out), so pulling wins above `fixed / c`. The receiver reports that
 //! size in the `len` of every `Fin` after a read; the sender keeps the last figure
-//! per peer, and a few answers in 256 ([`PROBE_BURST`]) take the other path, so both costs
+//! per peer, and a few answers in 1,024 ([`PROBE_BURST`]) take the other path, so both costs
 //! stay measured whichever one wins.
 //!
 //! Invariants: nothing here decides correctness, only which of two correct paths a
@@ -26,11 +26,13 @@ const COPY_SAMPLE_MIN: usize = 1024;
 /// After the first [`COPY_SAMPLES_FIRST`] copies, one in this many is timed.
 const COPY_SAMPLE_EVERY: u32 = 8;
 const COPY_SAMPLES_FIRST: u32 = 8;
-/// Of every 256 answers to a peer, the first [`PROBE_BURST`] that could be pulled
-/// take the path the estimate did not choose, so that the receiver keeps
-/// measuring both; a burst, because the first read after a run of eager messages
-/// finds the sender's page tables cold and is not what a run of reads costs.
-pub(super) const PROBE_BURST: u8 = 4;
+/// Of every [`PROBE_PERIOD`] answers to a peer, the first [`PROBE_BURST`] that
+/// could be pulled take the path the estimate did not choose, so that the receiver
+/// keeps measuring both; a burst, because the first read after a run of eager
+/// messages finds the sender's page tables cold (8-10 us here) and is not what a
+/// run of reads costs. Rare, because such a cold read is what a probe costs.
+pub(super) const PROBE_BURST: u16 = 2;
+pub(super) const PROBE_PERIOD: u16 = 1024;
 /// A sample above this many times the running average (a read or copy the
 /// scheduler interrupted) counts as this many times it.
 const OUTLIER_CAP: u64 = 4;
@@ -147,7 +149,7 @@ impl Peer {
     /// peer's last figure (none yet: pulled), unless this answer is a probe.
     #[inline(always)]
     pub(super) fn pull_chosen(&self, len: usize) -> bool {
-        let probe = self.pull_probes < PROBE_BURST;
+        let probe = self.pull_probes % PROBE_PERIOD < PROBE_BURST;
         (len as u64 > self.pull_floor) != probe
     }
 
@@ -155,7 +157,7 @@ impl Peer {
     /// answer counts towards the next probe.
     #[inline(always)]
     pub(super) fn sent_to(&mut self) {
-        self.pull_probes = self.pull_probes.wrapping_add(self.answered as u8);
+        self.pull_probes = self.pull_probes.wrapping_add(self.answered as u16);
         self.answered = false;
     }
 }
@@ -259,7 +261,7 @@ mod tests {
         let mut p = peer();
         let answers = |p: &mut Peer| {
             let mut pulled = 0;
-            for _ in 0..512 {
+            for _ in 0..2 * PROBE_PERIOD {
                 p.answered = true;
                 pulled += p.pull_chosen(8192) as usize;
                 p.sent_to();
@@ -267,7 +269,7 @@ mod tests {
             pulled
         };
         // No figure yet: pulled but for the probes.
-        assert_eq!(answers(&mut p), 512 - 2 * PROBE_BURST as usize);
+        assert_eq!(answers(&mut p), 2 * (PROBE_PERIOD - PROBE_BURST) as usize);
         p.pull_floor = 40 * 1024;
         assert_eq!(answers(&mut p), 2 * PROBE_BURST as usize);
         // Sends that answer nothing (a window's) do not count.

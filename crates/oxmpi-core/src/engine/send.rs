@@ -224,7 +224,7 @@ impl State {
     /// peer since our last send to it (a ping-pong, not a window), the receiver
     /// can read our memory, and it is above the size from which the receiver
     /// measured pulling to win (engine/pullcost.rs), except for a short burst
-    /// in 256 ([`pullcost::PROBE_BURST`]) that goes the other way to keep both
+    /// in 1,024 ([`pullcost::PROBE_BURST`]) that goes the other way to keep both
     /// measured.
     #[inline(always)]
     fn pulls(&self, peer: u32, len: usize) -> bool {
