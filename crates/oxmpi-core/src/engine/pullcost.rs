@@ -10,7 +10,10 @@
 //! and the answers it takes out. A read of `len` bytes costs about `fixed + len * c`
 //! (`c`: the average copy per byte), eager `2 * len * c` (in a ping-pong, one copy
 //! in and one out), so pulling wins above `fixed / c`. The receiver reports that
-//! size in the `len` of every `Fin` after a read; the sender keeps the last figure
+//! size in the `len` of every `Fin` after a read; a blocking sender (nothing of its
+//! own overlaps the read; non-blocking sends keep the fixed threshold, since a
+//! window's first message read while the rest is pushed gave more bandwidth)
+//! keeps the last figure
 //! per peer, and a few answers in 1,024 ([`PROBE_BURST`]) take the other path, so both costs
 //! stay measured whichever one wins.
 //!

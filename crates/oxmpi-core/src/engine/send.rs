@@ -196,7 +196,7 @@ impl State {
         let cost = credit_cost(data.len()) as i64;
         if data.len() > self.eager_limit
             || self.peers[peer as usize].credit < cost
-            || self.pulls(peer, data.len())
+            || self.pull_wins(peer, data.len())
         {
             return false;
         }
@@ -221,17 +221,27 @@ impl State {
 
     /// Whether a `len`-byte message to `peer` goes as a pulled `Rts` (`FLAG_PULL`)
     /// instead of eager: it is above [`State::pull_min`], a message came from the
-    /// peer since our last send to it (a ping-pong, not a window), the receiver
-    /// can read our memory, and it is above the size from which the receiver
-    /// measured pulling to win (engine/pullcost.rs), except for a short burst
-    /// in 1,024 ([`pullcost::PROBE_BURST`]) that goes the other way to keep both
-    /// measured.
+    /// peer since our last send to it (a ping-pong, or a window's first send), and
+    /// the receiver can read our memory. A blocking send asks
+    /// [`State::pull_wins`] too.
     #[inline(always)]
     fn pulls(&self, peer: u32, len: usize) -> bool {
         len > self.pull_min && {
             let p = &self.peers[peer as usize];
-            p.answered && p.cma_ok && (!self.pull_cost.enabled || p.pull_chosen(len))
+            p.answered && p.cma_ok
         }
+    }
+
+    /// [`State::pulls`] for a blocking send, which nothing of ours overlaps: also
+    /// above the size from which the receiver measured pulling to win
+    /// (engine/pullcost.rs), except for a short burst in 1,024
+    /// ([`pullcost::PROBE_BURST`]) that goes the other way to keep both measured.
+    /// Non-blocking sends keep the fixed threshold: a window's first message read
+    /// while the sender pushes the rest gave more bandwidth at 4-16 KiB (pull34).
+    #[inline(always)]
+    fn pull_wins(&self, peer: u32, len: usize) -> bool {
+        self.pulls(peer, len)
+            && (!self.pull_cost.enabled || self.peers[peer as usize].pull_chosen(len))
     }
 
     /// Writes a whole eager message (header and data in one packet) into a shared-
