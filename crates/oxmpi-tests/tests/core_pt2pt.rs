@@ -39,6 +39,16 @@ fn windows_of_medium_messages_arrive_intact() {
 }
 
 #[test]
+fn medium_ping_pongs_pulled_or_eager_arrive_intact() {
+    // The choice from measured costs (engine/pullcost.rs), the fixed threshold
+    // alone, everything above 0 B pulled, and no pulls at all.
+    scenario(2, "pingpongs", &[]);
+    scenario(2, "pingpongs", &[("OXMPI_PULL_ADAPT", "0")]);
+    scenario(2, "pingpongs", &[("OXMPI_PULL_MIN", "0")]);
+    scenario(2, "pingpongs", &[("OXMPI_NO_CMA", "1")]);
+}
+
+#[test]
 fn randomized_traffic_without_cross_memory_attach() {
     // The pipelined two-copy rendezvous, as on kernels that refuse process_vm_readv.
     for n in [2, 5] {

@@ -57,6 +57,7 @@ mod credit;
 mod describe;
 mod net;
 mod progress;
+mod pullcost;
 mod recv;
 mod rendezvous;
 mod requests;
@@ -141,6 +142,12 @@ pub(crate) struct Peer {
     /// it: the next send answers one (a ping-pong), so a medium one goes by
     /// single copy ([`State::pull_min`]).
     answered: bool,
+    /// The size above which this peer, as our receiver, last said pulling wins
+    /// (a `Fin`'s `len`, [`pullcost::PullCost::floor`]); 0: no figure yet.
+    pull_floor: u64,
+    /// Sends to this peer that could have been pulled, counted for the probes of
+    /// the path the figure did not choose ([`pullcost::PROBE_BURST`]).
+    pull_probes: u16,
     /// Id of the last shared copy of this peer's data into ours (ring `peer -> me`).
     copy_id: u32,
     /// Bit `i`: the ring's shared-copy slot `i` is in use.
@@ -439,6 +446,9 @@ pub(crate) struct State {
     /// one cross-process copy as soon as it arrives, matched or not
     /// ([`EngineConfig::pull_min`]).
     pub(crate) pull_min: usize,
+    /// This process's running estimate of a read's cost against a copy out of the
+    /// ring, which its `Fin`s report to senders ([`EngineConfig::adaptive_pull`]).
+    pull_cost: pullcost::PullCost,
     /// Index into `shm_peers` where the last progress call started polling.
     poll_start: usize,
     /// Buffers of delivered small unexpected messages, for the next ones
@@ -474,6 +484,9 @@ pub(crate) struct EngineConfig {
     /// are pulled by the receiver with one cross-process copy instead of two copies
     /// through the ring (`usize::MAX`: never). See [`SHM_PULL_MIN`].
     pub pull_min: usize,
+    /// Whether senders above `pull_min` also follow their receiver's measured
+    /// costs (engine/pullcost.rs; `OXMPI_PULL_ADAPT=0` turns it off).
+    pub adaptive_pull: bool,
     pub credit_per_peer: i64,
     /// Packets a [`Path::Queue`] peer's queue holds before pushes fail (as a
     /// full ring's do), and the largest packet.
@@ -559,6 +572,8 @@ impl State {
             } else {
                 usize::MAX
             },
+            adaptive_pull: all_local
+                && std::env::var("OXMPI_PULL_ADAPT").map_or(true, |v| v != "0"),
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
             queue_packet: CELL_PAYLOAD,
@@ -605,6 +620,8 @@ impl State {
                 // Another host's memory cannot be read: rendezvous data streams.
                 cma_ok: cma_allowed && path != Path::Tcp,
                 answered: false,
+                pull_floor: 0,
+                pull_probes: 0,
                 copy_id: 0,
                 copy_busy: 0,
                 last_rts: Request(0),
@@ -649,6 +666,7 @@ impl State {
             shared_copies: Vec::new(),
             shm_stream_max: config.shm_stream_max,
             pull_min: config.pull_min,
+            pull_cost: pullcost::PullCost::new(config.adaptive_pull),
             poll_start: 0,
             spare_eager: Vec::new(),
             stats: crate::tools::Stats::default(),

@@ -101,6 +101,8 @@ impl State {
             rx: Rx::Idle,
             cma_ok: false,
             answered: false,
+            pull_floor: 0,
+            pull_probes: 0,
             copy_id: 0,
             copy_busy: 0,
             last_rts: Request(0),

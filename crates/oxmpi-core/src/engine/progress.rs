@@ -80,12 +80,16 @@ impl State {
         let p = &mut self.peers[from as usize];
         if p.cma_ok {
             let mut data = vec![0u8; total];
-            match cma::read_remote(p.pid, h.rreq as usize, &mut data) {
+            let pid = p.pid;
+            let read = self
+                .pull_cost
+                .time_read(total, || cma::read_remote(pid, h.rreq as usize, &mut data));
+            match read {
                 Ok(()) => {
-                    self.ctrl(from, Header::control(Kind::Fin, h.sreq));
+                    self.ctrl(from, self.fin_with_floor(h.sreq));
                     return Body::Eager { data, total };
                 }
-                Err(_) => p.cma_ok = false,
+                Err(_) => self.peers[from as usize].cma_ok = false,
             }
         }
         self.return_credit(from, credit_cost(total));
@@ -97,7 +101,13 @@ impl State {
 
     pub(super) fn handle_control(&mut self, from: u32, h: &Header) {
         match h.kind {
-            Kind::Fin => self.mark_sent(Request(h.sreq), true),
+            Kind::Fin => {
+                // The receiver's figure for pulling, when its read was timed.
+                if h.len != 0 {
+                    self.peers[from as usize].pull_floor = h.len;
+                }
+                self.mark_sent(Request(h.sreq), true)
+            }
             Kind::SyncAck => {
                 let r = Request(h.sreq);
                 if let Some(ReqKind::Send(s)) = self.reqs.get_mut(r).map(|e| &mut e.kind) {

@@ -211,7 +211,16 @@ impl State {
         // request: what `finish_recv` and `complete` do for it, without their two
         // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
         if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
-            copy_message(r.buf.bytes_mut(), src, in_window);
+            // A ping-pong's answer: what pulling it would have saved, timed now and
+            // then (engine/pullcost.rs).
+            if !in_window && self.pull_cost.samples_copy(src.len()) {
+                let start = cma::ticks();
+                copy_message(r.buf.bytes_mut(), src, in_window);
+                self.pull_cost
+                    .note_copy(src.len(), cma::ticks().wrapping_sub(start));
+            } else {
+                copy_message(r.buf.bytes_mut(), src, in_window);
+            }
             r.buf.retire();
             e.done = true;
             e.status = Status::ok(env.source, env.tag, src.len());

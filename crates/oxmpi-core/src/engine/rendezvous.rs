@@ -104,21 +104,31 @@ impl State {
         if !stream && self.start_shared_copy(req, env, from, sreq, addr, total, n) {
             return;
         }
-        let peer = &mut self.peers[from as usize];
+        let peer = &self.peers[from as usize];
         if (peer.cma_ok && !stream) || total == 0 {
+            let pid = peer.pid;
+            // Reads a send could have avoided (within the eager limit: a pulled
+            // answer, mostly) feed the estimate of what pulling costs.
+            let timed = n <= self.eager_limit;
             let read = match self.reqs.get_mut(req).map(|e| &mut e.kind) {
                 Some(ReqKind::Recv(r)) => {
-                    cma::read_remote(peer.pid, addr as usize, &mut r.buf.bytes_mut()[..n])
+                    let dst = &mut r.buf.bytes_mut()[..n];
+                    if timed {
+                        self.pull_cost
+                            .time_read(n, || cma::read_remote(pid, addr as usize, dst))
+                    } else {
+                        cma::read_remote(pid, addr as usize, dst)
+                    }
                 }
                 _ => return,
             };
             match read {
                 Ok(()) => {
-                    self.ctrl(from, Header::control(Kind::Fin, sreq));
+                    self.ctrl(from, self.fin_with_floor(sreq));
                     self.finish_recv(req, env, total);
                     return;
                 }
-                Err(_) => peer.cma_ok = false,
+                Err(_) => self.peers[from as usize].cma_ok = false,
             }
         }
         // Two-copy fallback: ask the sender to stream the data.
@@ -319,6 +329,7 @@ mod tests {
             queue_packet: 1024,
             shm_stream_max: 0,
             pull_min: usize::MAX,
+            adaptive_pull: false,
         };
         State::with_config(0, vec![(Path::SelfLoop, 0)], None, None, config)
     }

@@ -426,6 +426,7 @@ mod tests {
             queue_packet: 1024,
             shm_stream_max: 0,
             pull_min: usize::MAX,
+            adaptive_pull: false,
         };
         let mut st = State::with_config(0, Vec::new(), None, None, config);
         let live: Vec<Request> = (0..5).map(|_| st.done_request(Status::EMPTY)).collect();

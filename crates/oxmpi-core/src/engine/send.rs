@@ -117,7 +117,7 @@ impl State {
         self.stats.sent(crate::tools::Via::Shm, data.len());
         let p = &mut self.peers[peer as usize];
         p.credit -= cost;
-        p.answered = false;
+        p.sent_to();
         let entry = ReqEntry {
             kind: ReqKind::Send(SendReq {
                 peer,
@@ -196,7 +196,7 @@ impl State {
         let cost = credit_cost(data.len()) as i64;
         if data.len() > self.eager_limit
             || self.peers[peer as usize].credit < cost
-            || self.pulls(peer, data.len())
+            || self.pull_wins(peer, data.len())
         {
             return false;
         }
@@ -213,7 +213,7 @@ impl State {
         if pushed {
             let p = &mut self.peers[peer as usize];
             p.credit -= cost;
-            p.answered = false;
+            p.sent_to();
             self.stats.sent(crate::tools::Via::Shm, data.len());
         }
         pushed
@@ -221,8 +221,9 @@ impl State {
 
     /// Whether a `len`-byte message to `peer` goes as a pulled `Rts` (`FLAG_PULL`)
     /// instead of eager: it is above [`State::pull_min`], a message came from the
-    /// peer since our last send to it (a ping-pong, not a window), and the
-    /// receiver can read our memory.
+    /// peer since our last send to it (a ping-pong, or a window's first send), and
+    /// the receiver can read our memory. A blocking send asks
+    /// [`State::pull_wins`] too.
     #[inline(always)]
     fn pulls(&self, peer: u32, len: usize) -> bool {
         len > self.pull_min && {
@@ -231,10 +232,33 @@ impl State {
         }
     }
 
+    /// [`State::pulls`] for a blocking send, which nothing of ours overlaps: also
+    /// above the size from which the receiver measured pulling to win
+    /// (engine/pullcost.rs), except for a short burst in 1,024
+    /// ([`pullcost::PROBE_BURST`]) that goes the other way to keep both measured.
+    /// Non-blocking sends keep the fixed threshold: a window's first message read
+    /// while the sender pushes the rest gave more bandwidth at 4-16 KiB (pull34).
+    #[inline(always)]
+    fn pull_wins(&self, peer: u32, len: usize) -> bool {
+        self.pulls(peer, len)
+            && (!self.pull_cost.enabled || self.peers[peer as usize].pull_chosen(len))
+    }
+
     /// Writes a whole eager message (header and data in one packet) into a shared-
     /// memory peer's ring, if nothing is queued before it and it fits; `false` if not.
     #[inline(always)]
     pub(super) fn push_whole_now(&mut self, peer: u32, hdr: &Header, data: &[u8]) -> bool {
+        // A ping-pong's answer: half of what pulling it would save, timed now
+        // and then (engine/pullcost.rs).
+        if self.peers[peer as usize].answered && self.pull_cost.samples_copy(data.len()) {
+            let start = cma::ticks();
+            let pushed = push_whole(&mut self.tx, &mut self.peers, peer, hdr, data);
+            if pushed {
+                self.pull_cost
+                    .note_copy(data.len(), cma::ticks().wrapping_sub(start));
+            }
+            return pushed;
+        }
         push_whole(&mut self.tx, &mut self.peers, peer, hdr, data)
     }
 
@@ -331,7 +355,7 @@ impl State {
                 // A synchronous send must wait for its match: never pulled early.
                 let pull = !sync && self.pulls(peer, len);
                 let p = &mut self.peers[peer as usize];
-                p.answered = false;
+                p.sent_to();
                 if len <= self.eager_limit && p.credit >= cost && !pull {
                     p.credit -= cost;
                     let src = match self.reqs.get(req).map(|e| &e.kind) {

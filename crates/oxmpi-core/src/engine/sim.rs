@@ -149,6 +149,7 @@ impl Sim {
                     shared_copy: false,
                     shm_stream_max: 0,
                     pull_min: p.pull_min,
+                    adaptive_pull: false,
                     credit_per_peer: p.credit,
                     queue_cap: p.cap,
                     queue_packet: p.packet,

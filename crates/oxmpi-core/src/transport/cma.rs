@@ -108,6 +108,23 @@ pub fn write_remote(pid: i32, remote_addr: usize, local: &[u8]) -> io::Result<()
     )
 }
 
+/// A cheap, monotonic count of CPU time stamps, for the engine's running estimate of
+/// what a read costs against a copy through the ring (`engine::pullcost`): only
+/// differences are used, in no particular unit. 0 where there is no such counter
+/// (the estimate then never forms and the fixed size threshold decides).
+#[inline(always)]
+pub fn ticks() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` exists on every x86_64 CPU, reads a counter and touches no memory.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
 /// Whether CMA works here: read a known value out of our own memory through our own
 /// pid. Fails under seccomp policies that forbid the syscalls, or kernels without
 /// `CONFIG_CROSS_MEMORY_ATTACH`.

@@ -38,6 +38,7 @@ fn main() {
         "signature_mixed" => signature_mixed(&world),
         "shared_copy" => shared_copy(&world),
         "windows" => windows(&world),
+        "pingpongs" => pingpongs(&world),
         "abort" => {
             if rank == 1 {
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -208,6 +209,39 @@ fn traffic(world: &Comm) {
 /// vector loop, bench/PROFILE.md mbw33), each followed by a ping-pong of the same size
 /// (copied by `memcpy`), both ways: every byte arrives, in order, and nothing is written
 /// past a message in its receive buffer. Two ranks.
+/// Long runs of medium ping-pongs, each answer with new bytes, every other round
+/// head to head (both ranks send first, so an answer may arrive before its
+/// receive is posted): enough rounds that the sender's choice between pulling
+/// and eager (engine/pullcost.rs: a figure from the receiver, probes of the other
+/// path) changes within a run.
+fn pingpongs(world: &Comm) {
+    let rank = world.rank();
+    let peer = 1 - rank;
+    let guard = 64;
+    for (i, &len) in [4097usize, 8192, 12345, 16384].iter().enumerate() {
+        for round in 0..600u64 {
+            let seed = |from: i32| ((i as u64) << 40) ^ (round << 8) ^ from as u64;
+            let mut out = vec![0u8; len];
+            Rng::fill(seed(rank), &mut out);
+            let mut got = vec![0x5Au8; len + guard];
+            let head_to_head = round % 2 == 1;
+            if head_to_head || rank == 0 {
+                pt2pt::send(world, &out, peer, 8, SendMode::Standard).unwrap();
+                pt2pt::recv(world, &mut got, peer, 8).unwrap();
+            } else {
+                pt2pt::recv(world, &mut got, peer, 8).unwrap();
+                pt2pt::send(world, &out, peer, 8, SendMode::Standard).unwrap();
+            }
+            expect_payload(rank, &got[..len], seed(peer), "ping-pong message");
+            check!(
+                rank,
+                got[len..].iter().all(|&x| x == 0x5A),
+                "ping-pong of {len} B, round {round}: bytes written past the message"
+            );
+        }
+    }
+}
+
 fn windows(world: &Comm) {
     let rank = world.rank();
     let sizes = [
