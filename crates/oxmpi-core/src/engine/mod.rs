@@ -572,7 +572,10 @@ impl State {
             } else {
                 usize::MAX
             },
+            // The estimate times with the x86 time-stamp counter; elsewhere the fixed
+            // threshold decides.
             adaptive_pull: all_local
+                && cfg!(target_arch = "x86_64")
                 && std::env::var("OXMPI_PULL_ADAPT").map_or(true, |v| v != "0"),
             credit_per_peer: CREDIT_PER_PEER,
             queue_cap: 0,
