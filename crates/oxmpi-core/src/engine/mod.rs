@@ -166,6 +166,31 @@ pub(crate) struct Peer {
     pub(crate) recvd: u64,
 }
 
+impl Peer {
+    /// A peer nothing has been sent to or taken from yet, reached by `path`, with
+    /// `credit` eager bytes to start with; `cma_ok`: whether its memory may be read.
+    fn new(path: Path, pid: i32, credit: i64, cma_ok: bool) -> Self {
+        Peer {
+            path,
+            pid,
+            credit,
+            credit_owed: 0,
+            outbox: VecDeque::new(),
+            rx: Rx::Idle,
+            cma_ok,
+            answered: false,
+            pull_floor: 0,
+            pull_probes: 0,
+            copy_id: 0,
+            copy_busy: 0,
+            last_rts: Request(0),
+            landed_eager: VecDeque::new(),
+            sent: 0,
+            recvd: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Rx {
     Idle,
@@ -613,24 +638,10 @@ impl State {
             .collect();
         let peers = paths
             .into_iter()
-            .map(|(path, pid)| Peer {
-                path,
-                pid,
-                credit: config.credit_per_peer,
-                credit_owed: 0,
-                outbox: VecDeque::new(),
-                rx: Rx::Idle,
+            .map(|(path, pid)| {
                 // Another host's memory cannot be read: rendezvous data streams.
-                cma_ok: cma_allowed && path != Path::Tcp,
-                answered: false,
-                pull_floor: 0,
-                pull_probes: 0,
-                copy_id: 0,
-                copy_busy: 0,
-                last_rts: Request(0),
-                landed_eager: VecDeque::new(),
-                sent: 0,
-                recvd: 0,
+                let cma_ok = cma_allowed && path != Path::Tcp;
+                Peer::new(path, pid, config.credit_per_peer, cma_ok)
             })
             .collect();
         // One engine per segment: the sides are ours for the engine's life.

@@ -92,24 +92,8 @@ impl State {
         })?;
         debug_assert_eq!(t.peer_count() as usize, self.peers.len());
         let r = t.add_dynamic_peer(endpoint, remote_me, my_index_there, secret, dial)?;
-        self.peers.push(Peer {
-            path: Path::Tcp,
-            pid: 0,
-            credit: self.credit_per_peer,
-            credit_owed: 0,
-            outbox: VecDeque::new(),
-            rx: Rx::Idle,
-            cma_ok: false,
-            answered: false,
-            pull_floor: 0,
-            pull_probes: 0,
-            copy_id: 0,
-            copy_busy: 0,
-            last_rts: Request(0),
-            landed_eager: VecDeque::new(),
-            sent: 0,
-            recvd: 0,
-        });
+        self.peers
+            .push(Peer::new(Path::Tcp, 0, self.credit_per_peer, false));
         Ok(r)
     }
 

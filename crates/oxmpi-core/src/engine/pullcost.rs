@@ -180,24 +180,7 @@ mod tests {
     use super::*;
 
     fn peer() -> Peer {
-        Peer {
-            path: Path::SelfLoop,
-            pid: 0,
-            credit: 0,
-            credit_owed: 0,
-            outbox: VecDeque::new(),
-            rx: Rx::Idle,
-            cma_ok: true,
-            answered: false,
-            pull_floor: 0,
-            pull_probes: 0,
-            copy_id: 0,
-            copy_busy: 0,
-            last_rts: Request(0),
-            landed_eager: VecDeque::new(),
-            sent: 0,
-            recvd: 0,
-        }
+        Peer::new(Path::SelfLoop, 0, 0, true)
     }
 
     fn estimate(reads: &[(usize, u64)], copies: &[(usize, u64)]) -> PullCost {
