@@ -6,6 +6,11 @@
 //! (`test/` of the sdist) run with our `mpiexec` on 1 and on 5 ranks. Any
 //! failure, error, crash or hang fails this test.
 //!
+//! One kind of failure is retried: a test in [`RACY_WITHOUT_MPI`] (pure
+//! Python thread-pool tests with 0.1 s sleeps, no MPI call in them) that
+//! fails is run again alone, up to twice, on the same number of ranks, and
+//! passes only if a rerun passes. Any other failure fails at once.
+//!
 //! Cached between runs under `target/mpi4py/`: the sdist, the venv with numpy,
 //! and the built mpi4py (rebuilt when the laid-out `mpi.h` changes).
 //!
@@ -32,6 +37,16 @@ const EXCLUDED_MODULES: &[(&str, &str)] = &[];
 
 /// Single tests (`-x` patterns on the full test id) that need such a chapter.
 const EXCLUDED_TESTS: &[(&str, &str)] = &[];
+
+/// Test-id prefixes whose tests call no MPI function and race on the wall
+/// clock: `TestThreadPool` drives `concurrent.futures.ThreadPoolExecutor`
+/// with `time.sleep(0.1)` tasks, and e.g. `test_terminate` expects
+/// `shutdown(cancel_futures=True)` to drain 100 queued tasks before the one
+/// worker finishes its first 0.1 s sleep. On a 2-core CI machine running 5
+/// ranks beside other test binaries, the draining thread can be off the CPU
+/// that long (seen once in CI), so a failure here is retried (see
+/// [`suite`]), never ignored.
+const RACY_WITHOUT_MPI: &[&str] = &["test_util_pool.TestThreadPool."];
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -209,9 +224,102 @@ fn counts(out: &str) -> Option<(u32, u32, u32, u32)> {
     Some((ran, num("failures"), num("errors"), num("skipped")))
 }
 
-/// Runs the suite on `n` ranks with a watchdog; panics on any failure.
+/// How one `mpiexec` run of mpi4py's test runner ended.
+struct Run {
+    /// `None`: killed by the watchdog.
+    status: Option<std::process::ExitStatus>,
+    out: String,
+    wall: f64,
+}
+
+impl Run {
+    fn tail(&self) -> String {
+        let lines: Vec<&str> = self.out.lines().collect();
+        lines[lines.len().saturating_sub(200)..].join("\n")
+    }
+
+    fn passed(&self) -> bool {
+        self.status.is_some_and(|s| s.success())
+            && counts(&self.out).is_some_and(|(run, f, e, _)| run > 0 && f == 0 && e == 0)
+    }
+}
+
+/// Runs `test/main.py args` on `n` ranks, output to `log`, killed after `limit`.
+fn run_tests(
+    prefix: &Path,
+    py: &Path,
+    src: &Path,
+    n: usize,
+    args: &[String],
+    log: &Path,
+    limit: Duration,
+) -> Run {
+    let logf = std::fs::File::create(log).unwrap();
+    let t = Instant::now();
+    let mut child = Command::new(prefix.join("bin/mpiexec"))
+        .arg("-n")
+        .arg(n.to_string())
+        .arg(py)
+        .arg("test/main.py")
+        .args(args)
+        .current_dir(src)
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                py.parent().unwrap().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .stdin(Stdio::null())
+        .stdout(logf.try_clone().unwrap())
+        .stderr(logf)
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t.elapsed() > limit {
+            // SAFETY: kill(2) on the launcher this test started (it ends its ranks).
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let wall = t.elapsed().as_secs_f64();
+    let mut out = String::new();
+    std::fs::File::open(log)
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    Run { status, out, wall }
+}
+
+/// The ids of the tests unittest reported as FAIL or ERROR, e.g.
+/// `test_util_pool.TestThreadPool.test_terminate` from
+/// `FAIL: test_terminate (test_util_pool.TestThreadPool.test_terminate)`.
+fn failed_ids(out: &str) -> Vec<String> {
+    let mut ids: Vec<String> = out
+        .lines()
+        .filter_map(|l| {
+            let rest = l
+                .strip_prefix("FAIL: ")
+                .or_else(|| l.strip_prefix("ERROR: "))?;
+            let id = rest.split_once('(')?.1.strip_suffix(')')?;
+            Some(id.trim().to_string())
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// Runs the suite on `n` ranks with a watchdog; panics on any failure (after
+/// rerunning the failed tests once or twice if all are [`RACY_WITHOUT_MPI`]).
 fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
-    let mut args: Vec<String> = vec!["test/main.py".into()];
+    let mut args: Vec<String> = Vec::new();
     let modules: Vec<&str> = EXCLUDED_MODULES.iter().map(|(m, _)| *m).collect();
     args.push("-e".into());
     args.push(format!("^({})\\.py$", modules.join("|")));
@@ -227,76 +335,81 @@ fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
         }
     }
     let log = target_dir().join("mpi4py").join(format!("suite-{n}.log"));
-    let logf = std::fs::File::create(&log).unwrap();
-    let t = Instant::now();
-    let mut child = Command::new(prefix.join("bin/mpiexec"))
-        .arg("-n")
-        .arg(n.to_string())
-        .arg(py)
-        .args(&args)
-        .current_dir(src)
-        .env(
-            "PATH",
-            format!(
-                "{}:{}",
-                py.parent().unwrap().display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
-        .stdin(Stdio::null())
-        .stdout(logf.try_clone().unwrap())
-        .stderr(logf)
-        .spawn()
-        .unwrap();
     let limit = Duration::from_secs(900);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break Some(s);
-        }
-        if t.elapsed() > limit {
-            // SAFETY: kill(2) on the launcher this test started (it ends its ranks).
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let wall = t.elapsed().as_secs_f64();
-    let mut out = String::new();
-    std::fs::File::open(&log)
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let tail: String = out
-        .lines()
-        .rev()
-        .take(200)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect::<Vec<_>>()
-        .join("\n");
-    let status = status.unwrap_or_else(|| {
+    let run = run_tests(prefix, py, src, n, &args, &log, limit);
+    let tail = run.tail();
+    let Some(status) = run.status else {
         panic!(
             "mpi4py suite on {n} ranks hung (killed after {} s); log {}:\n{tail}",
             limit.as_secs(),
             log.display()
         )
-    });
-    let c = counts(&out);
-    if let Some((run, f, e, s)) = c {
-        eprintln!("mpi4py suite on {n} ranks: {run} run, {f} failures, {e} errors, {s} skipped, {wall:.1} s wall");
+    };
+    let c = counts(&run.out);
+    if let Some((ran, f, e, s)) = c {
+        eprintln!(
+            "mpi4py suite on {n} ranks: {ran} run, {f} failures, {e} errors, {s} skipped, {:.1} s wall",
+            run.wall
+        );
+    }
+    if run.passed() && c.is_some_and(|(ran, ..)| ran > 1000) {
+        return;
+    }
+    let failed = failed_ids(&run.out);
+    let racy = |id: &String| RACY_WITHOUT_MPI.iter().any(|p| id.starts_with(p));
+    // Every rank printed its summary (none crashed or stopped early), and
+    // every failure is one of the wall-clock races.
+    let summaries = run.out.lines().filter(|l| l.starts_with("Ran ")).count();
+    if summaries == n
+        && !failed.is_empty()
+        && failed.iter().all(racy)
+        && c.is_some_and(|(ran, ..)| ran > 1000)
+    {
+        for id in &failed {
+            let (module, name) = id.split_once('.').unwrap();
+            let rerun_args: Vec<String> = vec![
+                "-i".into(),
+                format!("^{module}\\.py$"),
+                "-k".into(),
+                name.to_string(),
+            ];
+            let rerun_log = log.with_extension(format!("rerun-{name}.log"));
+            let ok = (1..=2).any(|attempt| {
+                let r = run_tests(prefix, py, src, n, &rerun_args, &rerun_log, Duration::from_secs(300));
+                eprintln!(
+                    "mpi4py: {id} failed on {n} ranks (a wall-clock race with no MPI in it); rerun {attempt}: {}",
+                    if r.passed() { "passed" } else { "failed" }
+                );
+                r.passed()
+            });
+            assert!(
+                ok,
+                "mpi4py suite on {n} ranks: {id} failed, and again on both reruns; logs {} and {}:\n{tail}",
+                log.display(),
+                rerun_log.display()
+            );
+        }
+        return;
     }
     assert!(
         status.success(),
         "mpi4py suite on {n} ranks failed ({status}); log {}:\n{tail}",
         log.display()
     );
-    let (run, f, e, _) =
+    let (ran, f, e, _) =
         c.unwrap_or_else(|| panic!("no summary from the mpi4py suite on {n} ranks:\n{tail}"));
-    assert!(
-        run > 1000 && f == 0 && e == 0,
-        "mpi4py suite on {n} ranks: {run} run, {f} failures, {e} errors:\n{tail}"
+    panic!("mpi4py suite on {n} ranks: {ran} run, {f} failures, {e} errors:\n{tail}");
+}
+
+#[test]
+fn failed_ids_are_read_from_unittest_reports() {
+    let out = "....F.\n======\nFAIL: test_terminate (test_util_pool.TestThreadPool.test_terminate)\n---\nERROR: test_x (test_a.TestB.test_x)\nFAIL: test_terminate (test_util_pool.TestThreadPool.test_terminate)\nRan 3 tests\n";
+    assert_eq!(
+        failed_ids(out),
+        vec![
+            "test_a.TestB.test_x".to_string(),
+            "test_util_pool.TestThreadPool.test_terminate".to_string()
+        ]
     );
 }
 
