@@ -110,34 +110,37 @@ pub(crate) unsafe fn allgatherv<C: Count, D: Displ>(
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         let n = cm.peer_group_size() as usize;
         // SAFETY: MPI_Allgatherv's `recvcounts` and `displs` have one entry per process of the (remote) group, `n`.
-        let (rcs, mut ds) = unsafe {
-            (
-                counts(call, "recvcounts", rcs, n)?,
-                displs(call, "displs", ds, n)?,
-            )
-        };
+        let recv_side = unsafe { v_side(call, "recvcounts", "displs", rcs, ds, n)? };
+        let (rcs, ds) = (&recv_side.counts, &recv_side.displs);
         let rt = committed_ref(rt, call, "recvtype")?;
         no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
         if send_sig {
             let ext = rt.extent();
+            // The displacements are rebased at `lo` already: the blocks' addresses from the rebased base.
+            let base = (rb as isize).wrapping_add(recv_side.lo.wrapping_mul(ext));
             let blocks = rcs.iter().zip(ds.iter()).map(|(&k, &d)| {
                 dense_range(
-                    (rb as isize).wrapping_add(d.wrapping_mul(ext)) as *const c_void,
+                    base.wrapping_add(d.wrapping_mul(ext)) as *const c_void,
                     k,
                     &rt,
                 )
             });
             no_overlap(call, dense_range(sb, sc, &st), blocks)?;
         }
-        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank, as MPI_Allgatherv requires of its C caller.
-        let bufs = unsafe { (coll_send(sb, sc, &st), coll_recv_v(rb, &rcs, &mut ds, &rt)) };
+        // SAFETY: `sb` (unless MPI_IN_PLACE) holds `sc` × `st`; `rb` holds `rcs[i]` × `rt` at `ds[i]` per rank (rebased by `v_side`), as MPI_Allgatherv requires of its C caller.
+        let bufs = unsafe {
+            (
+                coll_send(sb, sc, &st),
+                coll_recv_rebased(rb, recv_side.lo, recv_side.cap, &rt),
+            )
+        };
         go_with(
             c,
             call,
             form,
             bufs,
-            |(s, r)| coll::api_move::allgatherv(s, r, &rcs, &ds, &cm),
-            |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, &rcs, &ds, &cm),
+            |(s, r)| coll::api_move::allgatherv(s, r, rcs, ds, &cm),
+            |(s, r)| coll::api_move::iallgatherv(&Forever, s, r, rcs, ds, &cm),
         )
     })
 }
@@ -205,36 +208,27 @@ pub(crate) unsafe fn alltoallv<C: Count, D: Displ>(
             }
         }
         // SAFETY: MPI_Alltoallv's `sendcounts` and `sdispls` have one entry per process of the (remote) group; with MPI_IN_PLACE they are ignored and `ns` is 0.
-        let (scs, mut sds) = unsafe {
-            (
-                counts(call, "sendcounts", scs, ns)?,
-                displs(call, "sdispls", sds, ns)?,
-            )
-        };
+        let send_side = unsafe { v_side(call, "sendcounts", "sdispls", scs, sds, ns)? };
         let st = dtype_if(st, call, "sendtype", send_sig)?;
         // SAFETY: MPI_Alltoallv's `recvcounts` and `rdispls` have one entry per process of the (remote) group, `n`.
-        let (rcs, mut rds) = unsafe {
-            (
-                counts(call, "recvcounts", rcs, n)?,
-                displs(call, "rdispls", rds, n)?,
-            )
-        };
+        let recv_side = unsafe { v_side(call, "recvcounts", "rdispls", rcs, rds, n)? };
         let rt = committed_ref(rt, call, "recvtype")?;
-        no_alias(call, sb, rb, rt.size() > 0 && rcs.iter().any(|&k| k > 0))?;
-        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks `scs`/`sds` × `st` and `rcs`/`rds` × `rt` describe, as MPI_Alltoallv requires of its C caller.
+        let moves_data = rt.size() > 0 && recv_side.counts.iter().any(|&k| k > 0);
+        no_alias(call, sb, rb, moves_data)?;
+        // SAFETY: `sb` (unless MPI_IN_PLACE) and `rb` hold the blocks each side's counts and displacements × `st`/`rt` describe (rebased by `v_side`), as MPI_Alltoallv requires of its C caller.
         let bufs = unsafe {
             (
-                coll_send_v(sb, &scs, &mut sds, &st),
-                coll_recv_v(rb, &rcs, &mut rds, &rt),
+                coll_send_rebased(sb, send_side.lo, send_side.cap, &st),
+                coll_recv_rebased(rb, recv_side.lo, recv_side.cap, &rt),
             )
         };
         let sbl = || Blocks {
-            counts: &scs,
-            displs: &sds,
+            counts: &send_side.counts,
+            displs: &send_side.displs,
         };
         let rbl = || Blocks {
-            counts: &rcs,
-            displs: &rds,
+            counts: &recv_side.counts,
+            displs: &recv_side.displs,
         };
         go_with(
             c,

@@ -224,11 +224,12 @@ pub unsafe fn coll_recv<'d>(p: *mut c_void, n: usize, dt: &'d Datatype) -> RecvB
 }
 
 /// Moves the blocks of a v-form buffer (`counts[i]` elements at element
-/// displacement `displs[i]`, extent `ext`) so that every non-empty block starts at
-/// a displacement of 0 or more: returns the byte offset the base moves by (the
-/// displacements are lowered by as much, so every block stays where it was) and the
-/// elements the descriptor must cover (the end of the highest non-empty block).
-fn v_span(counts: &[usize], displs: &mut [isize], ext: isize) -> (isize, usize) {
+/// displacement `displs[i]`) so that every non-empty block starts at a
+/// displacement of 0 or more: returns the element offset the base moves by (the
+/// displacements are lowered by as much, so every block stays where it was; 0 or
+/// less) and the elements the descriptor must cover (the end of the highest
+/// non-empty block).
+pub fn v_rebase(counts: &[usize], displs: &mut [isize]) -> (isize, usize) {
     let blocks = || counts.iter().zip(displs.iter()).filter(|(&c, _)| c > 0);
     let lo = blocks().map(|(_, &d)| d).min().unwrap_or(0).min(0);
     if lo < 0 {
@@ -243,7 +244,7 @@ fn v_span(counts: &[usize], displs: &mut [isize], ext: isize) -> (isize, usize) 
         .map(|(&c, &d)| (d.max(0) as usize).saturating_add(c))
         .max()
         .unwrap_or(0);
-    (lo.wrapping_mul(ext), cap)
+    (lo, cap)
 }
 
 /// A v-form collective's send buffer (`None` for MPI_IN_PLACE): block `i` is
@@ -261,10 +262,9 @@ pub unsafe fn coll_send_v<'d>(
     if p as usize == MPI_IN_PLACE {
         return None;
     }
-    let (shift, cap) = v_span(counts, displs, dt.extent());
-    let base = (p as *const u8).wrapping_offset(shift);
-    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
-    Some(unsafe { SendBuf::from_raw(base, cap, Some(dt)) })
+    let (lo, cap) = v_rebase(counts, displs);
+    // SAFETY: this function's contract; `v_rebase` rebased the displacements by `lo`.
+    unsafe { coll_send_rebased(p, lo, cap, dt) }
 }
 
 /// A v-form collective's receive buffer, described as [`coll_send_v`] describes a
@@ -278,8 +278,44 @@ pub unsafe fn coll_recv_v<'d>(
     displs: &mut [isize],
     dt: &'d Datatype,
 ) -> RecvBuf<'static, 'd> {
-    let (shift, cap) = v_span(counts, displs, dt.extent());
-    let base = (p as *mut u8).wrapping_offset(shift);
+    let (lo, cap) = v_rebase(counts, displs);
+    // SAFETY: this function's contract; `v_rebase` rebased the displacements by `lo`.
+    unsafe { coll_recv_rebased(p, lo, cap, dt) }
+}
+
+/// [`coll_send_v`] past the rebasing: the descriptor of `cap` elements of `dt`
+/// from element `lo` (0 or less) of `p`, whose blocks' displacements were
+/// already lowered by `lo` (as [`v_rebase`] does and returns).
+///
+/// # Safety
+/// As [`coll_send_v`], for the blocks the displacements held before rebasing.
+#[inline]
+pub unsafe fn coll_send_rebased<'d>(
+    p: *const c_void,
+    lo: isize,
+    cap: usize,
+    dt: &'d Datatype,
+) -> Option<SendBuf<'static, 'd>> {
+    if p as usize == MPI_IN_PLACE {
+        return None;
+    }
+    let base = (p as *const u8).wrapping_offset(lo.wrapping_mul(dt.extent()));
+    // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
+    Some(unsafe { SendBuf::from_raw(base, cap, Some(dt)) })
+}
+
+/// [`coll_recv_v`] past the rebasing, as [`coll_send_rebased`].
+///
+/// # Safety
+/// As [`coll_recv_v`], for the blocks the displacements held before rebasing.
+#[inline]
+pub unsafe fn coll_recv_rebased<'d>(
+    p: *mut c_void,
+    lo: isize,
+    cap: usize,
+    dt: &'d Datatype,
+) -> RecvBuf<'static, 'd> {
+    let base = (p as *mut u8).wrapping_offset(lo.wrapping_mul(dt.extent()));
     // SAFETY: this function's contract; the blocks are where the caller's displacements put them.
     unsafe { RecvBuf::from_raw(base, cap, Some(dt)) }
 }
@@ -320,21 +356,21 @@ pub unsafe fn coll_recv_w<'c>(
 
 #[cfg(test)]
 mod tests {
-    use super::v_span;
+    use super::v_rebase;
 
     #[test]
     fn v_blocks_are_rebased_at_the_lowest_nonempty_block() {
         // Non-negative displacements: nothing moves; the count reaches the highest block's end.
         let mut d = [0, 5, 2];
-        assert_eq!(v_span(&[2, 3, 1], &mut d, 4), (0, 8));
+        assert_eq!(v_rebase(&[2, 3, 1], &mut d), (0, 8));
         assert_eq!(d, [0, 5, 2]);
-        // A negative displacement moves the base down by as many extents, and every
+        // A negative displacement moves the base down by as many elements, and every
         // displacement up by as many elements: each block stays at the same address.
         let mut d = [-3, 4, -9];
-        assert_eq!(v_span(&[2, 1, 0], &mut d, 8), (-24, 8));
+        assert_eq!(v_rebase(&[2, 1, 0], &mut d), (-3, 8));
         assert_eq!(d, [0, 7, -6]);
         // Empty blocks reach nothing, wherever they point.
         let mut d = [-100, 100];
-        assert_eq!(v_span(&[0, 0], &mut d, 4), (0, 0));
+        assert_eq!(v_rebase(&[0, 0], &mut d), (0, 0));
     }
 }

@@ -168,6 +168,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < rt; i++) b[i] = -1;
     OK(MPI_Ialltoallv(a, counts, displs, MPI_INT, b, rcounts, rdispls, MPI_INT, MPI_COMM_WORLD, &rq)); wait1(&rq);
     for (int r = 0; r < n; r++) for (int i = 0; i <= rank; i++) CHECK(b[rdispls[r] + i] == r * 100 + rank * 10 + i);
+    /* the same exchange at negative displacements from both buffers' ends (each side rebased at its lowest block) */
+    { int nsd[16], nrd[16];
+      for (int r = 0; r < n; r++) { nsd[r] = displs[r] - st; nrd[r] = rdispls[r] - rt; }
+      for (int i = 0; i < rt; i++) b[i] = -1;
+      OK(MPI_Alltoallv(a + st, counts, nsd, MPI_INT, b + rt, rcounts, nrd, MPI_INT, MPI_COMM_WORLD));
+      for (int r = 0; r < n; r++) for (int i = 0; i <= rank; i++) CHECK(b[rdispls[r] + i] == r * 100 + rank * 10 + i); }
     /* alltoallw: same exchange with byte displacements and per-peer types */
     {
         MPI_Datatype sts[16], rts[16]; int sd[16], rd[16];

@@ -52,6 +52,30 @@ int main(int argc, char **argv) {
     NAMES(MPI_Alltoallv(x, counts, displs, MPI_INT, y, counts, displs, not_a_type, MPI_COMM_WORLD), MPI_ERR_TYPE,
           "MPI_Alltoallv", "recvtype");
     NAMES(MPI_Alltoall(x, 1, MPI_INT, y, 1, pair, MPI_COMM_WORLD), MPI_ERR_TYPE, "MPI_Alltoall", "recvtype");
+    /* v forms' counts and displacements (one pass over both, coll35): a negative
+     * count is MPI_ERR_COUNT naming its entry, before a NULL displacements array
+     * is looked at; a NULL array is MPI_ERR_ARG naming it */
+    {
+        int bad[16];
+        char sent[32], recvd[32];
+        for (int i = 0; i < size; i++) bad[i] = i == size - 1 ? -1 : 1;
+        snprintf(sent, sizeof sent, "sendcounts[%d]", size - 1);
+        snprintf(recvd, sizeof recvd, "recvcounts[%d]", size - 1);
+        NAMES(MPI_Alltoallv(x, counts, displs, MPI_INT, y, bad, displs, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+              "MPI_Alltoallv", recvd);
+        NAMES(MPI_Alltoallv(x, bad, NULL, MPI_INT, y, counts, displs, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+              "MPI_Alltoallv", sent);
+        NAMES(MPI_Alltoallv(x, counts, NULL, MPI_INT, y, counts, displs, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG,
+              "MPI_Alltoallv", "sdispls");
+        NAMES(MPI_Alltoallv(x, counts, displs, MPI_INT, y, NULL, displs, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG,
+              "MPI_Alltoallv", "recvcounts");
+        NAMES(MPI_Alltoallv(x, counts, displs, MPI_INT, y, counts, NULL, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG,
+              "MPI_Alltoallv", "rdispls");
+        NAMES(MPI_Allgatherv(x, 1, MPI_INT, y, bad, NULL, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT,
+              "MPI_Allgatherv", recvd);
+        NAMES(MPI_Allgatherv(x, 1, MPI_INT, y, counts, NULL, MPI_INT, MPI_COMM_WORLD), MPI_ERR_ARG,
+              "MPI_Allgatherv", "displs");
+    }
     /* communicators */
     NAMES(MPI_Allreduce(x, y, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM, "MPI_Allreduce", "comm");
     MPI_Comm d, stale;
