@@ -126,6 +126,7 @@ impl State {
                     OutItem::Stream {
                         rreq: h.rreq,
                         sent: 0,
+                        partial: 0,
                         req: r,
                     },
                 );

@@ -858,6 +858,116 @@ fn gathered_pushes_interleave_with_ordinary_ones_in_order_and_intact() {
 }
 
 #[test]
+fn a_stream_resumes_a_packet_taken_in_part_and_ordinary_pushes_wait_behind_it() {
+    // Streams of large packets offered with `try_push_gather_resume` (the caller keeps
+    // each packet until it went whole, offering it again from where the socket stopped)
+    // mixed with ordinary pushes, while the receiver reads only now and then so the
+    // socket fills mid-packet: every packet arrives once, byte for byte, in wire order
+    // (an ordinary push made while a packet is owed comes right after that packet), and
+    // an owed packet's tail is never copied into the send queue.
+    let mut ts = job(2);
+    // Connect, then give the sender a small socket buffer, so that it fills mid-packet.
+    assert!(push_bytes(&mut ts[0], 1, b"hello"));
+    pump(&mut ts, |ts| pop_vec(&mut ts[1], 0).is_some());
+    let fd = ts[0].peers[1].conn.as_ref().unwrap().stream.as_raw_fd();
+    let small: libc::c_int = 32 * 1024;
+    // SAFETY: setsockopt reads one c_int from `small`, which outlives the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            (&small as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(r, 0);
+    let mut rng = Rng::new(23);
+    const STREAM: usize = 40;
+    let stream: Vec<(Vec<u8>, Vec<u8>)> = (0..STREAM as u64)
+        .map(|i| {
+            let len = 64 * 1024 + (rng.next_u64() as usize) % (MAX_PACKET - 64 * 1024 - 40);
+            let mut p = packet(0, 1000 + i);
+            p.resize(len, (i as u8).wrapping_mul(37));
+            p[..8].copy_from_slice(&(1000 + i).to_le_bytes());
+            (p[..40].to_vec(), p[40..].to_vec())
+        })
+        .collect();
+    let mut sent: Vec<Vec<u8>> = Vec::new();
+    // Ordinary packets pushed while a stream packet is owed: they follow it.
+    let mut behind: Vec<Vec<u8>> = Vec::new();
+    let (mut next, mut partial, mut resumed_parts) = (0usize, 0usize, 0usize);
+    let mut seq = 0u64;
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let total = STREAM + 60;
+    while got.len() < total {
+        assert!(Instant::now() < deadline, "timed out");
+        if seq < 60 && rng.next_u64() % 3 == 0 {
+            let p = packet(0, seq);
+            if push_bytes(&mut ts[0], 1, &p) {
+                if partial > 0 {
+                    behind.push(p);
+                } else {
+                    sent.push(p);
+                }
+                seq += 1;
+            }
+        } else if next < STREAM {
+            let k = (STREAM - next).min(TcpTransport::GATHER_MAX);
+            let pk: Vec<(&[u8], &[u8])> = stream[next..next + k]
+                .iter()
+                .map(|(h, b)| (&h[..], &b[..]))
+                .collect();
+            let queued_before = ts[0].peers[1].queued();
+            let (whole, written) = ts[0].try_push_gather_resume(1, &pk, partial);
+            assert!(whole <= k);
+            for (h, b) in &stream[next..next + whole] {
+                let mut p = h.clone();
+                p.extend_from_slice(b);
+                sent.push(p);
+                sent.append(&mut behind);
+            }
+            next += whole;
+            if written > 0 && whole < k {
+                assert!(written >= if whole == 0 { partial } else { 0 });
+                let len = stream[next].0.len() + stream[next].1.len() + wire::FRAME_HEADER_LEN;
+                assert_eq!(ts[0].peers[1].owed, len - written);
+                assert!(
+                    ts[0].peers[1].queued() <= queued_before,
+                    "a packet's tail was copied into the queue"
+                );
+                resumed_parts += 1;
+            } else {
+                assert_eq!(ts[0].peers[1].owed, 0);
+            }
+            partial = if whole < k { written } else { 0 };
+        }
+        ts[0].poll();
+        if rng.next_u64() % 4 == 0 {
+            ts[1].poll();
+        }
+        while let Some(p) = pop_vec(&mut ts[1], 0) {
+            got.push(p);
+        }
+        assert_eq!(ts[0].failed_peer(), None);
+        assert_eq!(ts[1].failed_peer(), None);
+    }
+    assert!(behind.is_empty());
+    assert!(resumed_parts > 0, "no packet was taken in part");
+    assert_eq!(got.len(), sent.len());
+    for (i, (g, s)) in got.iter().zip(&sent).enumerate() {
+        assert!(
+            g == s,
+            "packet {i} differs ({} vs {} bytes)",
+            g.len(),
+            s.len()
+        );
+    }
+    assert!(ts[0].is_flushed(1));
+}
+
+#[test]
 fn eager_packets_after_a_direct_write_are_copied_until_the_next_poll() {
     // A window: the first eager packet since the last poll goes straight to the
     // socket; the next ones are copied into the queue, and the next poll writes
