@@ -120,12 +120,7 @@ enum OutItem {
     /// `req`'s buffer.
     Stream {
         rreq: u64,
-        /// Payload bytes in whole packets written.
         sent: usize,
-        /// Bytes of the packet at `sent` a TCP socket took (its frame header
-        /// counted); the transport writes nothing else to the peer until the rest
-        /// ([`TcpTransport::try_push_gather_resume`]).
-        partial: usize,
         req: Request,
     },
 }

@@ -126,7 +126,6 @@ impl State {
                     OutItem::Stream {
                         rreq: h.rreq,
                         sent: 0,
-                        partial: 0,
                         req: r,
                     },
                 );

@@ -613,12 +613,7 @@ impl State {
                     }
                     finished = Some(*req);
                 }
-                OutItem::Stream {
-                    rreq,
-                    sent,
-                    partial,
-                    req,
-                } => {
+                OutItem::Stream { rreq, sent, req } => {
                     // As above: the send waits for this stream.
                     let src = match self.reqs.get(*req).map(|e| &e.kind) {
                         Some(ReqKind::Send(s)) => s.data.bytes(),
@@ -655,16 +650,14 @@ impl State {
                                 *pk = (h, &src[o..o + n]);
                             }
                             // The socket may take fewer (it is full): the rest are
-                            // offered again once it drains, never copied, and so is
-                            // the rest of one it took in part.
-                            let (whole, written) =
-                                t.try_push_gather_resume(*to, &pkts[..k], *partial);
-                            *partial = written;
-                            if whole > 0 {
-                                p.sent += whole as u64;
-                                *sent = spans[whole - 1].0 + spans[whole - 1].1;
+                            // offered again once it drains, never copied.
+                            let took = t.try_push_gather(*to, &pkts[..k]);
+                            if took == 0 {
+                                return;
                             }
-                            if whole < k {
+                            p.sent += took as u64;
+                            *sent = spans[took - 1].0 + spans[took - 1].1;
+                            if took < k {
                                 return;
                             }
                             continue;

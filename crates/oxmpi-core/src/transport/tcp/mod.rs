@@ -263,9 +263,6 @@ struct Peer {
     sendbuf: Vec<u8>,
     sent: usize,
     end: usize,
-    /// Bytes of a packet a [`TcpTransport::try_push_gather_resume`] wrote in part and
-    /// its caller keeps: they go before the queue, which is not written until then.
-    owed: usize,
     /// We queued our goodbye: no more packets.
     bye_queued: bool,
     /// The last [`TcpTransport::try_push_gather`] left packets with the caller (the
@@ -567,7 +564,7 @@ impl TcpTransport {
         let p = &self.peers[r as usize];
         match &p.conn {
             None => true,
-            Some(c) => p.queued() == 0 && p.owed == 0 && (c.dec.saw_bye() || c.eof),
+            Some(c) => p.queued() == 0 && (c.dec.saw_bye() || c.eof),
         }
     }
 
@@ -579,7 +576,6 @@ impl TcpTransport {
         p.attempt = None;
         p.bye_queued = true;
         p.closed = true;
-        p.owed = 0;
         p.recvq.clear();
         p.recv_bytes = 0;
         p.unlanded = 0;
@@ -659,7 +655,6 @@ impl TcpTransport {
 
     /// Whether packets queued for `to` are all written to the socket.
     pub fn is_flushed(&self, to: u32) -> bool {
-        let p = &self.peers[to as usize];
-        p.queued() == 0 && p.owed == 0
+        self.peers[to as usize].queued() == 0
     }
 }

@@ -88,45 +88,11 @@ impl TcpTransport {
     /// [`TcpTransport::try_push`] does). 0 also on back-pressure or a failed peer. Either
     /// way the caller's slices are free again.
     pub fn try_push_gather(&mut self, to: u32, packets: &[(&[u8], &[u8])]) -> usize {
-        self.push_gathered(to, packets, 0, false).0
-    }
-
-    /// [`TcpTransport::try_push_gather`] for a stream whose caller keeps its memory
-    /// until every packet is written: a packet the socket takes only in part is not
-    /// copied into the send queue. Returns `(whole, written)`: the first `whole`
-    /// packets went, and `written` bytes of the next one (its frame header counted). The
-    /// caller must offer that packet again first, with `skip = written`, before
-    /// anything else goes to `to` (until then the send queue is not written: its bytes
-    /// come after the rest of that packet). A rendezvous stream of 256 KiB packets into
-    /// a socket that took less than a packet copied up to a whole packet's tail per
-    /// call (net34 in bench/PROFILE.md: up to 17% of a 256 KiB window's bytes).
-    pub fn try_push_gather_resume(
-        &mut self,
-        to: u32,
-        packets: &[(&[u8], &[u8])],
-        skip: usize,
-    ) -> (usize, usize) {
-        self.push_gathered(to, packets, skip, true)
-    }
-
-    /// The two gathered pushes: `skip` bytes of the first packet went before (only with
-    /// `keep_tail`); with `keep_tail` a packet taken in part stays with the caller (see
-    /// [`TcpTransport::try_push_gather_resume`]), else its tail is copied into the queue
-    /// and it counts as taken.
-    fn push_gathered(
-        &mut self,
-        to: u32,
-        packets: &[(&[u8], &[u8])],
-        skip: usize,
-        keep_tail: bool,
-    ) -> (usize, usize) {
         self.check_peer(to);
         assert!(packets.len() <= Self::GATHER_MAX);
-        assert!(keep_tail || skip == 0);
         let p = &mut self.peers[to as usize];
-        // While a packet is owed, the queue cannot drain before it: never refuse it.
-        if p.failed || p.bye_queued || (p.owed == 0 && p.queued() >= SEND_BOUND) {
-            return (0, skip);
+        if p.failed || p.bye_queued || p.queued() >= SEND_BOUND {
+            return 0;
         }
         let mut frames = [[0u8; wire::FRAME_HEADER_LEN]; Self::GATHER_MAX];
         let mut parts: [&[u8]; 3 * Self::GATHER_MAX] = [&[]; 3 * Self::GATHER_MAX];
@@ -143,130 +109,76 @@ impl TcpTransport {
             parts[3 * i + 1] = h;
             parts[3 * i + 2] = b;
         }
-        let parts = &mut parts[..3 * packets.len()];
-        // The bytes of the first packet that went before.
-        let mut left = skip;
-        for part in parts.iter_mut().take(3) {
-            let cut = left.min(part.len());
-            *part = &part[cut..];
-            left -= cut;
-        }
-        assert!(left == 0, "tcp: resumed past the end of a packet");
-        let first_rest: usize = parts.iter().take(3).map(|x| x.len()).sum();
-        assert!(
-            skip == 0 || p.owed == first_rest,
-            "tcp: a resumed packet is not the one owed ({} bytes owed, {first_rest} offered)",
-            p.owed
-        );
-        // A push that is not the owner's while a packet is owed goes behind it (queued).
-        let direct = (skip > 0 || p.owed == 0)
-            && p.conn.as_ref().is_some_and(|c| {
-                c.state == State::Established && c.out_sent >= c.out.len() && !c.eof
-            });
+        let parts = &parts[..3 * packets.len()];
+        let direct = p
+            .conn
+            .as_ref()
+            .is_some_and(|c| c.state == State::Established && c.out_sent >= c.out.len() && !c.eof);
+        let mut taken = packets.len();
         if direct {
-            // On the wire: the rest of a packet owed (it went first), the queued bytes
-            // (control packets, a tail copied before), then the packets, in one call.
+            // The queued bytes (control packets, the tail of a packet sent in part) go
+            // first, in the same system call.
             let c = p.conn.as_ref().unwrap();
-            const NONE: usize = usize::MAX;
             let mut all: [&[u8]; 1 + 3 * Self::GATHER_MAX] = [&[]; 1 + 3 * Self::GATHER_MAX];
-            // Which packet each part belongs to (`NONE`: the queue).
-            let mut owner = [NONE; 1 + 3 * Self::GATHER_MAX];
-            let mut n = 0;
-            let queue_at = if skip > 0 { 3 } else { 0 };
-            for (i, part) in parts.iter().enumerate() {
-                if i == queue_at {
-                    all[n] = &p.sendbuf[p.sent..p.end];
-                    n += 1;
-                }
-                all[n] = part;
-                owner[n] = i / 3;
-                n += 1;
-            }
-            if queue_at == parts.len() {
-                all[n] = &p.sendbuf[p.sent..p.end];
-                n += 1;
-            }
-            let written = match send_gather(&c.stream, &all[..n]) {
+            all[0] = &p.sendbuf[p.sent..p.end];
+            all[1..1 + parts.len()].copy_from_slice(parts);
+            let mut written = match send_gather(&c.stream, &all[..1 + parts.len()]) {
                 Ok(0) => {
                     p.gather_blocked = true;
                     p.wfull = true;
-                    return (0, skip);
+                    return 0;
                 }
-                Ok(n) => Some(n),
+                Ok(n) => n,
                 // Queued, so that the next poll's write meets the error and fails the peer.
-                Err(_) => None,
+                Err(_) => usize::MAX,
             };
-            if let Some(mut written) = written {
-                // Bytes of each packet (after `skip`) and of the queue that went.
-                let mut went = [0usize; Self::GATHER_MAX];
-                let mut queue_went = 0;
-                for (part, &who) in all[..n].iter().zip(&owner) {
-                    let w = written.min(part.len());
-                    written -= w;
-                    if who == NONE {
-                        queue_went += w;
-                    } else {
-                        went[who] += w;
-                    }
-                }
-                p.sent += queue_went;
+            if written != usize::MAX {
+                let q = written.min(p.queued());
+                p.sent += q;
+                written -= q;
                 if p.sent == p.end {
                     p.sent = 0;
                     p.end = 0;
                 }
-                let len_of =
-                    |i: usize| -> usize { parts[3 * i..3 * i + 3].iter().map(|x| x.len()).sum() };
                 // Whole packets the socket took, then the one it took a part of.
-                let mut whole = 0;
-                while whole < packets.len() && went[whole] == len_of(whole) {
-                    whole += 1;
-                }
-                let mut result = (whole, 0);
-                p.owed = 0;
-                if whole < packets.len() && went[whole] > 0 {
-                    let i = whole;
-                    let rest = len_of(i) - went[i];
-                    let before = if i == 0 { skip } else { 0 };
-                    if keep_tail {
-                        p.owed = rest;
-                        result = (whole, before + went[i]);
-                    } else {
-                        let mut w = went[i];
-                        for part in &parts[3 * i..3 * i + 3] {
-                            let cut = w.min(part.len());
-                            w -= cut;
-                            if cut < part.len() {
-                                p.append(&part[cut..]);
-                            }
-                        }
-                        result = (whole + 1, 0);
+                taken = 0;
+                let mut rest: &[&[u8]] = &[];
+                for pk in parts.chunks(3) {
+                    if written == 0 {
+                        break;
                     }
-                } else if whole == 0 && skip > 0 {
-                    // Only queued bytes went (the owed packet is there to come).
-                    p.owed = first_rest;
-                    result = (0, skip);
+                    let len: usize = pk.iter().map(|x| x.len()).sum();
+                    taken += 1;
+                    if written < len {
+                        rest = pk;
+                        break;
+                    }
+                    written -= len;
+                }
+                for part in rest {
+                    let skip = written.min(part.len());
+                    written -= skip;
+                    if skip < part.len() {
+                        p.append(&part[skip..]);
+                    }
                 }
                 p.direct_at = Some(Instant::now());
-                p.gather_blocked = result.0 < packets.len();
+                p.gather_blocked = taken < packets.len();
                 // The socket took less than it was offered: it is full now.
                 p.wfull = p.gather_blocked || p.queued() > 0;
                 self.activate(to);
-                return result;
+                return taken;
             }
         }
-        // Not connected yet, a packet owed to another caller, or a failed write: all
-        // of it behind what is queued (the owed packet's rest too, after an error).
-        for part in parts.iter() {
+        for part in parts {
             p.append(part);
         }
-        if skip > 0 {
-            p.owed = 0;
-        }
+        taken = taken.min(packets.len());
         self.activate(to);
         if self.peers[to as usize].conn.is_none() {
             self.maybe_connect(to, Instant::now());
         }
-        (packets.len(), 0)
+        taken
     }
 
     /// Hands the next complete packet received from `from` to `f`; false if none.
@@ -342,7 +254,7 @@ impl TcpTransport {
             v.extend(p.conn.iter().map(|c| {
                 (
                     c.stream.as_raw_fd(),
-                    p.queued() > 0 || c.out_sent < c.out.len() || p.gather_blocked || p.owed > 0,
+                    p.queued() > 0 || c.out_sent < c.out.len() || p.gather_blocked,
                 )
             }));
         }
@@ -623,7 +535,7 @@ impl TcpTransport {
                 let p = &self.peers[r as usize];
                 match &p.conn {
                     None => true,
-                    Some(c) => c.dec.saw_bye() && p.queued() == 0 && p.owed == 0,
+                    Some(c) => c.dec.saw_bye() && p.queued() == 0,
                 }
             });
             if done {
@@ -681,8 +593,7 @@ impl Peer {
         let Some(c) = self.conn.as_mut() else {
             return Ok(());
         };
-        // A packet owed by a gathered write goes first (`owed`): the queue waits for it.
-        if c.flush_handshake(did)? && self.sent < self.end && !self.wfull && self.owed == 0 {
+        if c.flush_handshake(did)? && self.sent < self.end && !self.wfull {
             if !write_some(&c.stream, &self.sendbuf[..self.end], &mut self.sent, did)? {
                 self.wfull = true;
             }
