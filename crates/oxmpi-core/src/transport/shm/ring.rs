@@ -121,17 +121,21 @@ impl Drop for SideGuard<'_> {
 const PREFETCH_SLOTS: usize = 4;
 
 /// Largest packet (bytes after the state word) whose every line the consumer asks
-/// the cache for as soon as its state word gives the length
-/// (`OXMPI_SHM_PREFETCH_WHOLE`, bytes; default 0 = only the first [`PREFETCH_SLOTS`]:
-/// whole packets cost windows of 4-8 KiB 8% in mbw33; for 1-2 KiB the switch is
-/// there to be measured on a quiet host, bench/PROFILE.md bw35).
+/// the cache for as soon as its state word gives the length, rather than only the
+/// first [`PREFETCH_SLOTS`] (`OXMPI_SHM_PREFETCH_WHOLE`, bytes; 0 = never). The
+/// default covers a 2 KiB message and its header: its windows ran 3-4% faster, 1-1.5
+/// KiB and 4 KiB level (bench/PROFILE.md bw35); mbw33 found whole 4-8 KiB packets
+/// slower to prefetch.
+const WHOLE_PREFETCH_MAX: usize = 2100;
+
+/// [`WHOLE_PREFETCH_MAX`], or `OXMPI_SHM_PREFETCH_WHOLE`.
 fn whole_prefetch_max() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MAX.get_or_init(|| {
         std::env::var("OXMPI_SHM_PREFETCH_WHOLE")
             .ok()
             .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
+            .unwrap_or(WHOLE_PREFETCH_MAX)
     })
 }
 
@@ -178,8 +182,9 @@ fn prefetch_write(p: *const u8) {
 /// EPYC host of bench/PROFILE.md mbw33, which streamed windows of 4-16 KiB messages
 /// through the rings 5-25% slower than this loop. Below it glibc runs the same
 /// pattern of 32-byte moves after a size dispatch: the loop from 256 bytes took a
-/// 1 KiB window's copy from ~117 to ~93 instructions on each side (bw35).
-const VECTOR_COPY_MIN: usize = 256;
+/// 1 KiB window's copy from ~117 to ~93 instructions on each side, but windows of
+/// 512 B-1 KiB 7-9% slower in the VM's slow mode (bw35): 2 KiB until a quiet A/B.
+const VECTOR_COPY_MIN: usize = 2048;
 
 /// Copies `src` to the start of `dst` (at least as long): a packet's payload into a
 /// ring, or out of one into a receive buffer, when the message is one of a window
