@@ -36,6 +36,12 @@ fn windows_of_medium_messages_arrive_intact() {
     // without CMA the ping-pongs above 4 KiB are eager too.
     scenario(2, "windows", &[]);
     scenario(2, "windows", &[("OXMPI_NO_CMA", "1")]);
+    // Every window copy by memcpy, every one by the loop (from 128 B); every packet's
+    // lines prefetched as soon as its length is known, and only its first four.
+    scenario(2, "windows", &[("OXMPI_SHM_VECTOR_COPY_MIN", "1000000")]);
+    scenario(2, "windows", &[("OXMPI_SHM_VECTOR_COPY_MIN", "0")]);
+    scenario(2, "windows", &[("OXMPI_SHM_PREFETCH_WHOLE", "1000000")]);
+    scenario(2, "windows", &[("OXMPI_SHM_PREFETCH_WHOLE", "0")]);
 }
 
 #[test]

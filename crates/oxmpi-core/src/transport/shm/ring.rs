@@ -120,6 +120,38 @@ impl Drop for SideGuard<'_> {
 /// cross-core miss in series with the first (bench/PROFILE.md, lat18).
 const PREFETCH_SLOTS: usize = 4;
 
+/// Largest packet (bytes after the state word) whose every line the consumer asks
+/// the cache for as soon as its state word gives the length, rather than only the
+/// first [`PREFETCH_SLOTS`] (`OXMPI_SHM_PREFETCH_WHOLE`, bytes; 0 = never). The
+/// default covers a 2 KiB message and its header: its windows ran 3-4% faster, 1-1.5
+/// KiB and 4 KiB level (bench/PROFILE.md bw35); mbw33 found whole 4-8 KiB packets
+/// slower to prefetch.
+const WHOLE_PREFETCH_MAX: usize = 2100;
+
+/// [`WHOLE_PREFETCH_MAX`], or `OXMPI_SHM_PREFETCH_WHOLE`.
+fn whole_prefetch_max() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXMPI_SHM_PREFETCH_WHOLE")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(WHOLE_PREFETCH_MAX)
+    })
+}
+
+/// Smallest in-window copy made by [`copy_avx2`] (`OXMPI_SHM_VECTOR_COPY_MIN`, bytes,
+/// at least [`COPY_STEP`]; default [`VECTOR_COPY_MIN`]).
+fn vector_copy_min() -> usize {
+    static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MIN.get_or_init(|| {
+        std::env::var("OXMPI_SHM_VECTOR_COPY_MIN")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(VECTOR_COPY_MIN)
+            .max(COPY_STEP)
+    })
+}
+
 /// Asks for the cache line at `p` to be read soon.
 #[inline(always)]
 fn prefetch_read(p: *const u8) {
@@ -148,19 +180,22 @@ fn prefetch_write(p: *const u8) {
 /// Smallest copy that [`copy_packet_bytes`] makes with its own 32-byte vector loop
 /// rather than `memcpy`. Above 2,112 bytes glibc's `memcpy` uses `rep movsb` on the AMD
 /// EPYC host of bench/PROFILE.md mbw33, which streamed windows of 4-16 KiB messages
-/// through the rings 5-25% slower than this loop; below it both are vector loops.
+/// through the rings 5-25% slower than this loop. Below it glibc runs the same
+/// pattern of 32-byte moves after a size dispatch: the loop from 256 bytes took a
+/// 1 KiB window's copy from ~117 to ~93 instructions on each side, but windows of
+/// 512 B-1 KiB 7-9% slower in the VM's slow mode (bw35): 2 KiB until a quiet A/B.
 const VECTOR_COPY_MIN: usize = 2048;
 
 /// Copies `src` to the start of `dst` (at least as long): a packet's payload into a
 /// ring, or out of one into a receive buffer, when the message is one of a window
 /// (the engine keeps `memcpy` for the answer of a ping-pong: this loop made 2-4 KiB
-/// round trips 0.1-0.2 us slower, mbw33). From [`VECTOR_COPY_MIN`] bytes on CPUs with
+/// round trips 0.1-0.2 us slower, mbw33). From [`vector_copy_min`] bytes on CPUs with
 /// AVX2, a loop of 32-byte moves; otherwise `memcpy`.
 #[inline]
 pub fn copy_packet_bytes(dst: &mut [u8], src: &[u8]) {
     let dst = &mut dst[..src.len()];
     #[cfg(target_arch = "x86_64")]
-    if src.len() >= VECTOR_COPY_MIN && std::is_x86_feature_detected!("avx2") {
+    if src.len() >= vector_copy_min() && std::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (detected just above), the one condition for running code compiled for it.
         unsafe { copy_avx2(dst, src) };
         return;
@@ -518,6 +553,14 @@ impl ShmSegment {
                 prefetch_read(slot.wrapping_add(2 * SLOT));
                 if len > 3 * SLOT - STATE_LEN {
                     prefetch_read(slot.wrapping_add(3 * SLOT));
+                    if len <= whole_prefetch_max() {
+                        // A medium packet's remaining lines all at once, so their
+                        // transfers from the producer's cache overlap.
+                        let lines = (STATE_LEN + len).div_ceil(SLOT);
+                        for k in PREFETCH_SLOTS..lines {
+                            prefetch_read(slot.wrapping_add(k * SLOT));
+                        }
+                    }
                 }
             }
         }

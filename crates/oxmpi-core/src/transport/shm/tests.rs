@@ -733,6 +733,7 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
 fn copy_packet_bytes_copies_every_length_and_offset_exactly() {
     let src: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + 3) as u8).collect();
     let lengths = (0..300)
+        .chain(1000..1100)
         .chain(1900..2300)
         .chain([4095, 4096, 4097, 8191, 8192, 8200, 16384, 16391]);
     for n in lengths {
