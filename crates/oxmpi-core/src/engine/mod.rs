@@ -534,16 +534,7 @@ fn shm_stream_max() -> usize {
     env_bytes("OXMPI_SHM_STREAM_MAX", 0, 0)
 }
 
-/// `var` as a byte count of at least `floor`, else `default`: the one parse of
-/// the engine's size thresholds (`OXMPI_SHM_STREAM_MAX`, `OXMPI_PULL_MIN`, the
-/// shared copy's bounds in rendezvous.rs).
-pub(super) fn env_bytes(var: &str, floor: usize, default: usize) -> usize {
-    std::env::var(var)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v >= floor)
-        .unwrap_or(default)
-}
+pub(super) use crate::transport::env_bytes;
 
 /// Messages above this size, up to the eager limit, that answer a message from
 /// their peer (the next send after one arrived: a ping-pong) are pulled by the

@@ -132,23 +132,16 @@ const WHOLE_PREFETCH_MAX: usize = 2100;
 fn whole_prefetch_max() -> usize {
     static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MAX.get_or_init(|| {
-        std::env::var("OXMPI_SHM_PREFETCH_WHOLE")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(WHOLE_PREFETCH_MAX)
+        crate::transport::env_bytes("OXMPI_SHM_PREFETCH_WHOLE", 0, WHOLE_PREFETCH_MAX)
     })
 }
 
 /// Smallest in-window copy made by [`copy_avx2`] (`OXMPI_SHM_VECTOR_COPY_MIN`, bytes,
-/// at least [`COPY_STEP`]; default [`VECTOR_COPY_MIN`]).
+/// raised to [`COPY_STEP`]; default [`VECTOR_COPY_MIN`]).
 fn vector_copy_min() -> usize {
     static MIN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *MIN.get_or_init(|| {
-        std::env::var("OXMPI_SHM_VECTOR_COPY_MIN")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(VECTOR_COPY_MIN)
-            .max(COPY_STEP)
+        crate::transport::env_bytes("OXMPI_SHM_VECTOR_COPY_MIN", 0, VECTOR_COPY_MIN).max(COPY_STEP)
     })
 }
 
