@@ -352,7 +352,10 @@ fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
             run.wall
         );
     }
-    if run.passed() && c.is_some_and(|(ran, ..)| ran > 1000) {
+    // Fewer than this many tests run means the suite did not really run
+    // (a collection error, a missing extension): that is a failure, reruns or not.
+    let whole_suite_ran = c.is_some_and(|(ran, ..)| ran > 1000);
+    if run.passed() && whole_suite_ran {
         return;
     }
     let failed = failed_ids(&run.out);
@@ -360,11 +363,7 @@ fn suite(prefix: &Path, py: &Path, src: &Path, n: usize) {
     // Every rank printed its summary (none crashed or stopped early), and
     // every failure is one of the wall-clock races.
     let summaries = run.out.lines().filter(|l| l.starts_with("Ran ")).count();
-    if summaries == n
-        && !failed.is_empty()
-        && failed.iter().all(racy)
-        && c.is_some_and(|(ran, ..)| ran > 1000)
-    {
+    if summaries == n && !failed.is_empty() && failed.iter().all(racy) && whole_suite_ran {
         for id in &failed {
             let (module, name) = id.split_once('.').unwrap();
             let rerun_args: Vec<String> = vec![

@@ -30,7 +30,7 @@ use oxmpi_core::{Comm, Request};
 use crate::abi::*;
 use crate::conv::buffer::{
     coll_recv, coll_recv_rebased, coll_recv_v, coll_recv_w, coll_send, coll_send_rebased,
-    coll_send_v, coll_send_w, v_rebase,
+    coll_send_v, coll_send_w, v_block_end, v_rebase,
 };
 use crate::conv::errors::{array, bad, ffi, out, R};
 use crate::conv::large::{name, to_usize, Count, Displ};
@@ -225,13 +225,20 @@ pub(crate) unsafe fn counts<C: Count>(
     // The element's name is formatted only for an error message: a format! per
     // element was 70% of a 2-rank MPI_Alltoallv with zero counts (8,900
     // instructions a call; callgrind, bench/PROFILE.md).
-    Small::collect(v.len(), |i| {
-        let c = v[i];
-        match usize::try_from(c.wide()) {
-            Ok(u) if u <= isize::MAX as usize => Ok(u),
-            _ => to_usize(call, &format!("{arg}[{i}]"), c),
-        }
+    Small::collect(v.len(), |i| match valid_count(v[i]) {
+        Some(u) => Ok(u),
+        None => to_usize(call, &format!("{arg}[{i}]"), v[i]),
     })
+}
+
+/// A count array's entry as the engine takes it, or `None` when it is negative
+/// or above `isize::MAX` (the caller then builds the error that names it). The
+/// one test [`counts`] and [`v_side`]'s single pass share.
+#[inline(always)]
+fn valid_count<C: Count>(c: C) -> Option<usize> {
+    usize::try_from(c.wide())
+        .ok()
+        .filter(|&u| u <= isize::MAX as usize)
 }
 
 /// A displacements array of `n` ints or addresses.
@@ -287,33 +294,32 @@ pub(crate) unsafe fn v_side<C: Count, D: Displ>(
                 array(call, displs_arg, pd, n)?,
             )
         };
-        let (mut cs, mut ds) = ([0usize; SMALL], [0isize; SMALL]);
-        let (mut valid, mut lo, mut cap) = (true, 0isize, 0usize);
-        for (i, (c, d)) in cv.iter().zip(dv).enumerate() {
-            let (c, d) = match usize::try_from(c.wide()) {
-                Ok(u) if u <= isize::MAX as usize => (u, d.addr()),
-                _ => {
-                    valid = false;
-                    break;
+        // `None` at the first invalid count: the separate conversions below
+        // then name it (and any earlier error) exactly as they always do.
+        let one_pass = || {
+            let (mut cs, mut ds) = ([0usize; SMALL], [0isize; SMALL]);
+            let (mut lo, mut cap) = (0isize, 0usize);
+            for (i, (&c, d)) in cv.iter().zip(dv).enumerate() {
+                let (c, d) = (valid_count(c)?, d.addr());
+                cs[i] = c;
+                ds[i] = d;
+                if c > 0 {
+                    lo = lo.min(d);
+                    cap = cap.max(v_block_end(c, d));
                 }
-            };
-            cs[i] = c;
-            ds[i] = d;
-            if c > 0 {
-                lo = lo.min(d);
-                cap = cap.max((d.max(0) as usize).saturating_add(c));
             }
-        }
-        if valid {
             if lo < 0 {
                 (lo, cap) = v_rebase(&cs[..n], &mut ds[..n]);
             }
-            return Ok(VSide {
+            Some(VSide {
                 counts: Small::Stack(n, cs),
                 displs: Small::Stack(n, ds),
                 lo,
                 cap,
-            });
+            })
+        };
+        if let Some(side) = one_pass() {
+            return Ok(side);
         }
     }
     // SAFETY: this function's contract.

@@ -230,21 +230,39 @@ pub unsafe fn coll_recv<'d>(p: *mut c_void, n: usize, dt: &'d Datatype) -> RecvB
 /// less) and the elements the descriptor must cover (the end of the highest
 /// non-empty block).
 pub fn v_rebase(counts: &[usize], displs: &mut [isize]) -> (isize, usize) {
-    let blocks = || counts.iter().zip(displs.iter()).filter(|(&c, _)| c > 0);
-    let lo = blocks().map(|(_, &d)| d).min().unwrap_or(0).min(0);
+    let lo = v_blocks(counts, displs)
+        .map(|(_, d)| d)
+        .min()
+        .unwrap_or(0)
+        .min(0);
     if lo < 0 {
         for d in displs.iter_mut() {
             *d = d.saturating_sub(lo);
         }
     }
-    let cap = counts
-        .iter()
-        .zip(displs.iter())
-        .filter(|(&c, _)| c > 0)
-        .map(|(&c, &d)| (d.max(0) as usize).saturating_add(c))
+    let cap = v_blocks(counts, displs)
+        .map(|(c, d)| v_block_end(c, d))
         .max()
         .unwrap_or(0);
     (lo, cap)
+}
+
+/// The non-empty blocks of a v form, as (count, displacement).
+fn v_blocks<'a>(
+    counts: &'a [usize],
+    displs: &'a [isize],
+) -> impl Iterator<Item = (usize, isize)> + 'a {
+    let pairs = counts.iter().zip(displs.iter());
+    pairs.filter(|(&c, _)| c > 0).map(|(&c, &d)| (c, d))
+}
+
+/// The element just past a non-empty block of `count` elements at displacement
+/// `displ`, once the displacements are rebased (a block below 0 is counted from
+/// 0): the most of these is the `cap` [`v_rebase`] returns. One definition for
+/// `v_rebase` and the capi's one-pass `v_side`, so the two cannot drift apart.
+#[inline(always)]
+pub fn v_block_end(count: usize, displ: isize) -> usize {
+    (displ.max(0) as usize).saturating_add(count)
 }
 
 /// A v-form collective's send buffer (`None` for MPI_IN_PLACE): block `i` is
