@@ -262,8 +262,13 @@ pub unsafe extern "C" fn PMPI_Comm_set_name(c: MPI_Comm, name: *const c_char) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(c: MPI_Comm) -> c_int {
-    ffi("MPI_Barrier", c, || {
-        let cm = comm(c, "MPI_Barrier")?;
+    // The lean entry (a success skips `ffi`'s frame and the error-routing
+    // thread-local; an error or panic is routed to `c` as `ffi` routes it), and
+    // MPI_COMM_WORLD borrowed, without its reference count taken and dropped:
+    // where ranks outnumber cores every rank's entry runs one after another on
+    // a core (bench/PROFILE.md over36).
+    crate::conv::errors::hot_body("MPI_Barrier", c, || {
+        let cm = crate::conv::comm_cow(c, "MPI_Barrier")?;
         oxmpi_core::coll::barrier::barrier(&cm)?;
         Ok(())
     })

@@ -463,6 +463,25 @@ pub(crate) fn entry(
     general(form)
 }
 
+/// The C entry of a collective's body: for the blocking form the lean one
+/// ([`hot_body`](crate::conv::errors::hot_body): a success skips `ffi`'s frame
+/// and its error-routing thread-local, a `__tls_get_addr` call in the shared
+/// library; an error or panic is routed to `c` and reported as `ffi` reports
+/// it). Where ranks outnumber cores, every rank's entry runs one after another
+/// on a core each call (bench/PROFILE.md over36). The other forms through `ffi`.
+/// For bodies that do not route errors elsewhere themselves (no `route_to`).
+pub(crate) fn blocking_lean(
+    call: &'static str,
+    c: MPI_Comm,
+    form: Form,
+    body: impl FnOnce() -> R<()>,
+) -> c_int {
+    match form {
+        Form::Blocking => crate::conv::errors::hot_body(call, c, body),
+        Form::Immediate(_) | Form::Persistent(..) => ffi(call, c, body),
+    }
+}
+
 /// Runs the engine call of `form` over the call's buffers' descriptors `bufs` (made
 /// once, handed to whichever form runs): `blocking`, `immediate`, or, for the
 /// persistent form, `immediate` once, now, to plan the schedule every MPI_Start of

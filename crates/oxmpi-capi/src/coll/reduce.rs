@@ -103,7 +103,7 @@ pub(crate) unsafe fn whole<C: Count>(
         Whole::Exscan => names("MPI_Exscan", "MPI_Iexscan", "MPI_Exscan_init", form),
     };
     let call = name::<C>(call);
-    ffi(call, c, || {
+    blocking_lean(call, c, form, || {
         let a = red_args(call, c, n, dt, o)?;
         no_alias(call, sb, rb, a.n > 0 && a.dt.size() > 0)?;
         let (cm, n, dt, op) = (&a.comm, a.n, &a.dt, &a.op);

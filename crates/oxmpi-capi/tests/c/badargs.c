@@ -3,7 +3,8 @@
  * `handler`: a user error handler is called. */
 #include "check.h"
 static int calls = 0, last = 0;
-static void handler(MPI_Comm *comm, int *code, ...) { (void)comm; calls++; last = *code; }
+static MPI_Comm last_comm = MPI_COMM_NULL;
+static void handler(MPI_Comm *comm, int *code, ...) { last_comm = *comm; calls++; last = *code; }
 
 static int cls(int rc) { int c; if (rc == MPI_SUCCESS) return MPI_SUCCESS; OK(MPI_Error_class(rc, &c)); return c; }
 /* The error `rc` has class `c` and its message names `call` and `arg`. */
@@ -141,6 +142,28 @@ int main(int argc, char **argv) {
     OK(MPI_Comm_call_errhandler(MPI_COMM_WORLD, ecode)); CHECK(calls == 2 && last == ecode);
     OK(MPI_Errhandler_free(&mine)); CHECK(mine == MPI_ERRHANDLER_NULL);
     rc = MPI_Send(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD); CHECK(calls == 3); /* still attached */
+    /* The blocking collectives' lean entries (MPI_Allreduce, MPI_Scan, MPI_Barrier): an
+     * error reaches the handler of the call's communicator, a duplicate's as WORLD's;
+     * a success calls none. */
+    {
+        MPI_Comm dup; MPI_Errhandler mine2; float fin = 1.0f, fout = 0.0f;
+        OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        OK(MPI_Comm_create_errhandler(handler, &mine2));
+        OK(MPI_Comm_set_errhandler(dup, mine2));
+        OK(MPI_Errhandler_free(&mine2));
+        rc = MPI_Allreduce(&fin, &fout, 1, MPI_FLOAT, MPI_OP_NULL, MPI_COMM_WORLD);
+        CHECK(calls == 4 && cls(rc) == MPI_ERR_OP && last_comm == MPI_COMM_WORLD);
+        rc = MPI_Allreduce(&fin, &fout, 1, MPI_DATATYPE_NULL, MPI_SUM, dup);
+        CHECK(calls == 5 && cls(rc) == MPI_ERR_TYPE && last_comm == dup);
+        rc = MPI_Scan(&fin, &fout, -1, MPI_FLOAT, MPI_SUM, dup);
+        CHECK(calls == 6 && cls(rc) == MPI_ERR_COUNT && last_comm == dup);
+        OK(MPI_Allreduce(&fin, &fout, 1, MPI_FLOAT, MPI_SUM, dup));
+        CHECK(calls == 6 && fout == (float)size);
+        OK(MPI_Barrier(dup)); OK(MPI_Barrier(MPI_COMM_WORLD)); CHECK(calls == 6);
+        CHECK(cls(MPI_Barrier(MPI_COMM_NULL)) == MPI_ERR_COMM);
+        calls = 3; /* what the checks below expect */
+        OK(MPI_Comm_free(&dup));
+    }
     /* errors tied to no communicator go to MPI_COMM_SELF's handler */
     OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     CHECK(cls(MPI_Type_contiguous(1, MPI_DATATYPE_NULL, &t)) == MPI_ERR_TYPE && calls == 3);

@@ -31,13 +31,11 @@ const YIELD_BACKOFF: Duration = Duration::from_millis(10);
 /// every this many turns (see [`Engine::wait_flag_on`]).
 const POLL_EVERY_YIELDS: u32 = 4;
 
-/// Nanoseconds on a process-wide monotonic clock.
+/// Nanoseconds on the monotonic clock (never 0: 0 stands for "no yield yet"
+/// in [`Engine::gated_yield_after`]).
+#[inline]
 fn now_ns() -> u64 {
-    static EPOCH: OnceLock<std::time::Instant> = OnceLock::new();
-    EPOCH
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_nanos() as u64
+    crate::transport::os::monotonic_ns()
 }
 
 /// Whether the yield phase of blocking waits pays on this host now.
