@@ -31,13 +31,8 @@ pub fn poll_fds(fds: &[(RawFd, bool)], timeout: Option<Duration>) -> bool {
 /// Seconds on the monotonic clock.
 #[inline]
 pub fn monotonic_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    // Exact in an f64 for 104 days of uptime, and within 1 ns long after.
+    monotonic_ns() as f64 * 1e-9
 }
 
 /// Nanoseconds on the monotonic clock (since boot: never 0 once the system
