@@ -750,6 +750,16 @@ fn request_handles_of_the_fast_path_on_every_completion_path() {
     }
 }
 
+/// Small MPI_Isend calls that completed in the call carry the engine's one
+/// complete request (no request entry): every completion family, free,
+/// get_status, cancel and the Fortran round trip take them as completed sends.
+#[test]
+fn small_isends_complete_in_the_call_on_every_completion_path() {
+    for n in [1, 2, 3] {
+        assert!(ok(n, "isend_done").contains("isend_done: all checks passed"));
+    }
+}
+
 #[test]
 fn wait_and_waitall_of_direct_handles_with_null_ones_among_them() {
     for n in [2, 3] {

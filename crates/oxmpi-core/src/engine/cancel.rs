@@ -3,6 +3,10 @@
 //! otherwise a `CancelReq` asks the receiver to drop the message if it is
 //! still unexpected and unclaimed, and the send completes on the `CancelAck`.
 //!
+//! A small standard-mode immediate send written whole into a ring has no
+//! request at all ([`Request::DONE`], `State::start_send_entryless`): complete
+//! in its call, it is not cancelled (MPI lets a cancel lose to a completed send).
+//!
 //! Invariant: a cancelled eager message returns its credit exactly once (by the
 //! sender if it never left, by the receiver if it drops it).
 

@@ -51,7 +51,19 @@ impl State {
         mode: SendMode,
         sig: u64,
     ) -> Result<(Request, bool)> {
-        let data = ActiveBuf::take(data);
+        self.let_go_active(peer, env, ActiveBuf::take(data), mode, sig)
+    }
+
+    /// [`State::start_send_let_go`] of the buffer made active.
+    #[inline(always)]
+    fn let_go_active(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: ActiveBuf,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<(Request, bool)> {
         if matches!(mode, SendMode::Standard | SendMode::Ready) {
             if let Some(r) = self.send_whole_now(peer, &env, &data, sig) {
                 return Ok((r, true));
@@ -61,6 +73,56 @@ impl State {
             self.start_send_owning(peer, env, data, None, mode, sig)?,
             false,
         ))
+    }
+
+    /// [`State::start_send_let_go`] for the immediate standard-mode sends of
+    /// contiguous bytes (`MPI_Isend`, the Rust API's immediate send): one that
+    /// goes whole into the peer's ring now is complete when this returns and gets
+    /// no request entry, only [`Request::DONE`] (no slab insert here, no slot to
+    /// free in the wait: bench/PROFILE.md, rrate36). Its header names no send
+    /// request (`sreq` 0, as a blocking send's), so it cannot be cancelled: MPI
+    /// lets a cancel lose to a send that completed. Anything else takes the
+    /// general path with its entry.
+    #[inline]
+    pub(crate) fn start_send_entryless(
+        &mut self,
+        peer: u32,
+        env: Envelope,
+        data: RawBuf,
+        mode: SendMode,
+        sig: u64,
+    ) -> Result<(Request, bool)> {
+        let data = ActiveBuf::take(data);
+        if mode == SendMode::Standard
+            && !crate::diag::tracing()
+            && self.push_whole_entryless(peer, &env, data.bytes(), sig)
+        {
+            return Ok((Request::DONE, true));
+        }
+        self.let_go_active(peer, env, data, mode, sig)
+    }
+
+    /// A whole small message into an idle shared-memory ring under
+    /// [`State::push_whole_done`]'s conditions (the non-blocking pull rule), its
+    /// header naming no request; `false`: nothing done.
+    #[inline(always)]
+    fn push_whole_entryless(&mut self, peer: u32, env: &Envelope, data: &[u8], sig: u64) -> bool {
+        let cost = credit_cost(data.len()) as i64;
+        if data.len() > self.eager_limit
+            || self.peers[peer as usize].credit < cost
+            || self.pulls(peer, data.len())
+        {
+            return false;
+        }
+        let hdr = Header::eager(env, data.len(), 0, sig, 0);
+        if !self.push_whole_now(peer, &hdr, data) {
+            return false;
+        }
+        self.stats.sent(crate::tools::Via::Shm, data.len());
+        let p = &mut self.peers[peer as usize];
+        p.credit -= cost;
+        p.sent_to();
+        true
     }
 
     /// The common immediate send (MPI_Isend of a small message): written whole

@@ -37,7 +37,9 @@ pub fn isend_contig(
 /// [`isend_bytes`]): the tag and destination checks, then the engine's start, with
 /// the signature of `dt` (none for the Rust API's bytes); errors name `call`.
 /// Also whether the engine let go of `data` already
-/// ([`State::start_send_let_go`](crate::engine::State::start_send_let_go)).
+/// ([`State::start_send_let_go`](crate::engine::State::start_send_let_go)); a
+/// standard-mode one written whole into a ring is [`Request::DONE`]
+/// ([`State::start_send_entryless`](crate::engine::State::start_send_entryless)).
 /// Inlined into both: they are the message-rate path.
 #[inline(always)]
 fn start_send_contig(
@@ -62,7 +64,7 @@ fn start_send_contig(
         None => Ok((st.done_request(Status::EMPTY), true)),
         Some(peer) => {
             let sig = dt.map_or(0, |dt| st.sig_of(dt));
-            st.start_send_let_go(peer, env, data, mode, sig)
+            st.start_send_entryless(peer, env, data, mode, sig)
         }
     })
     .map_err(|err| rename(err, call))
