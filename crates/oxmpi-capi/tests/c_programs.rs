@@ -1797,3 +1797,11 @@ fn blocking_receives_of_messages_already_queued() {
     // made (bench/PROFILE.md, rate20); truncation, order and statuses as before.
     assert!(ok(2, "recv_queued").contains("recv_queued: all checks passed"));
 }
+
+#[test]
+fn blocking_receives_of_messages_still_in_the_ring() {
+    // MPI_Recv whose message lands in the post's progress step frees its request
+    // in one look-up (bench/PROFILE.md, recv36); statuses, truncation and a
+    // synchronous send as before.
+    assert!(ok(2, "recv_in_ring").contains("recv_in_ring: all checks passed"));
+}

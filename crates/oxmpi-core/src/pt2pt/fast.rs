@@ -217,6 +217,12 @@ pub(super) fn recv_blocking(
                 Ok(s) => Err(Ok(s)),
                 Err(mut r) => {
                     st.progress();
+                    // The common end (the message was in the ring: landed, no
+                    // error) frees the slot in one look-up; anything else as
+                    // `finish` does it.
+                    if let Some(s) = st.take_done_ok(r) {
+                        return Err(Ok(s));
+                    }
                     match st.req(r) {
                         Some(x) if x.done => Err(finish(st, &mut r)),
                         _ => Ok(r),
