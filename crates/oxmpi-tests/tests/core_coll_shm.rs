@@ -132,3 +132,11 @@ fn a_killed_rank_ends_the_job_promptly() {
         assert!(common::shm_leftovers_of(run.pid).is_empty());
     }
 }
+
+#[test]
+fn ranks_moved_onto_one_processor_keep_their_results() {
+    // The waits' early yield where a rank of ours reported this processor
+    // (runtime/wait.rs, `peer_shares_cpu`; bench/PROFILE.md coll36).
+    mode("colocated", &[], &[2]);
+    mode("colocated", FORCED, &[2, 3]);
+}

@@ -393,6 +393,7 @@ pub(super) fn boot(
         oversubscribed,
         idle_tests: std::sync::atomic::AtomicU32::new(0),
         yield_gate: Default::default(),
+        shares_cpu: Default::default(),
         has_tcp: AtomicBool::new(tcp.is_some()),
         state: Mutex::new(State::new(rank, paths, shm, tcp, oversubscribed)),
         bell,

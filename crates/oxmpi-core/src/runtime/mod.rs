@@ -125,6 +125,9 @@ pub struct Engine {
     /// Whether blocking waits yield before they sleep (closed a while after a
     /// yield that gave the core to another program).
     yield_gate: wait::YieldGate,
+    /// What the last [`Engine::peer_shares_cpu`] found: a rank of ours on this
+    /// processor. Then the next waits look for it at their first miss.
+    shares_cpu: std::sync::atomic::AtomicBool,
 }
 
 static ENGINE: OnceLock<Engine> = OnceLock::new();

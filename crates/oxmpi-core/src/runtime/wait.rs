@@ -183,6 +183,46 @@ impl Engine {
         seg.others_elsewhere(cpu)
     }
 
+    /// Whether another rank of ours reported the processor this rank runs on now
+    /// (and publishes ours): not oversubscribed, on shared memory. Then the rank
+    /// we wait for may be runnable right here, behind our spin, and only a yield
+    /// (or a sleep) lets it run. The scheduler keeps two ranks on one processor
+    /// when the other is busy with other programs as a job starts, and then it
+    /// often kept them together for the whole job: every hand-off waited out the
+    /// spin's first yield point, 2,048 looks (2 ranks: 8 B allreduce 115 µs a
+    /// call instead of 0.3 in about half of the jobs; bench/PROFILE.md, coll36).
+    fn peer_shares_cpu(&self) -> bool {
+        let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) else {
+            return false;
+        };
+        let Some(cpu) = crate::transport::os::current_cpu() else {
+            return false;
+        };
+        seg.set_cpu(cpu);
+        // Once seen together, a rank without a report (it slept, and withdrew
+        // it) counts as here too: the scheduler tends to wake a rank on its
+        // waker's processor, and a pair whose yield gate had closed slept in
+        // turn, each waking the other and then spinning ~60 µs in front of it
+        // (8 B ping-pong 64 µs a round trip instead of 4.7, in every other job).
+        let shares = seg.other_on(cpu)
+            || (self.shares_cpu.load(Ordering::Relaxed) && !seg.others_elsewhere(cpu));
+        self.shares_cpu.store(shares, Ordering::Relaxed);
+        shares
+    }
+
+    /// The look (of a collective wait's spin) or spin (of a point-to-point
+    /// wait's) after which a wait asks [`Engine::peer_shares_cpu`]: at once
+    /// where the last answer was yes (ranks kept together hand over in ~2 µs
+    /// fewer), else after `later`, past the hand-offs of ranks on processors of
+    /// their own, which then pay no look at the processor.
+    fn shared_cpu_check_at(&self, later: u32) -> u32 {
+        if self.shares_cpu.load(Ordering::Relaxed) {
+            1
+        } else {
+            later
+        }
+    }
+
     /// Withdraws this rank's processor report before it sleeps (see
     /// [`Engine::alone_on_cpu`]); where not oversubscribed only, the one case
     /// that reads the reports.
@@ -325,6 +365,7 @@ impl Engine {
         const TIMED_AFTER: u32 = 64;
         let mut blocked: Option<crate::tools::BlockedTimer> = None;
         let mut spins: u32 = 0;
+        let check_cpu_at = self.shared_cpu_check_at(2);
         // With sockets and shared memory, how long a sleep lasts before the
         // sockets are looked at again.
         const FIRST_TCP_SLICE: Duration = Duration::from_micros(50);
@@ -376,6 +417,12 @@ impl Engine {
                 // Where no rank of ours shares this processor, see
                 // [`Engine::spin_yield`]: the spin runs its budget.
                 spins = spins.wrapping_add(1);
+                // The peer known to share this processor: yield after one or
+                // two spins, not SPINS_PER_YIELD ([`Engine::peer_shares_cpu`]).
+                if spins == check_cpu_at && self.peer_shares_cpu() && !self.gated_yield() {
+                    idle = self.spin + self.yields;
+                    continue;
+                }
                 if spins.is_multiple_of(SPINS_PER_YIELD) && !self.spin_yield() {
                     idle = self.spin + self.yields;
                 }
@@ -514,6 +561,7 @@ impl Engine {
             self.spin.saturating_mul(8)
         };
         let yields = self.yields;
+        let check_cpu_at = self.shared_cpu_check_at(32);
         let mut watch = crate::diag::Watch::new();
         let mut last_yield = 0;
         // This rank's "waiting" mark: on while it looks, yields or sleeps,
@@ -545,6 +593,13 @@ impl Engine {
                 // off for the whole budget (2 ranks under hogs, one processor:
                 // 1.7-5 ms an allreduce, no sleep on the spinning side): yield
                 // through the gate, and sleep once it is closed.
+                // A rank we may wait for is known to share this processor:
+                // yield now rather than at the spin's first yield point
+                // ([`Engine::peer_shares_cpu`]); a closed gate sleeps.
+                if idle == check_cpu_at && self.peer_shares_cpu() && !self.gated_yield() {
+                    idle = spin + yields;
+                    continue;
+                }
                 if idle.is_multiple_of(32 * SPINS_PER_YIELD)
                     && !(if self.oversubscribed {
                         self.gated_yield()

@@ -14,6 +14,10 @@
 //!   blocking collectives run on the same communicator.
 //! * `uses_shm`: reports whether the world communicator got an area.
 //! * `die`: the last rank kills itself while the others wait in a barrier.
+//! * `colocated`: every rank moves itself onto one processor after start-up (the
+//!   scheduler's choice that made every hand-off wait out a spin): barriers,
+//!   allreduces through the area and through rendezvous schedules, and
+//!   ping-pongs keep their results and end.
 
 use oxmpi_core::buf::{self, RecvBuf, SendBuf};
 use oxmpi_core::coll::{api, api_move, barrier};
@@ -411,6 +415,86 @@ fn mixed(world: &Comm) {
     println!("mixed: ok");
 }
 
+/// The first processor this process may run on (from `/proc/self/status`).
+fn first_allowed_cpu() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+        .trim();
+    list.split([',', '-']).next()?.parse().ok()
+}
+
+fn colocated(world: &Comm) {
+    let (rank, n) = (world.rank(), world.size() as usize);
+    // All ranks onto one processor with `taskset` (no `unsafe` affinity call in
+    // a test program), after start-up: the library still counts a processor per
+    // rank, as when the scheduler puts two ranks together on its own.
+    if let Some(cpu) = first_allowed_cpu() {
+        let moved = std::process::Command::new("taskset")
+            .args(["-pc", &cpu.to_string(), &std::process::id().to_string()])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !moved {
+            eprintln!("rank {rank}: taskset unavailable; running unpinned");
+        }
+    }
+    let nn = n as i64;
+    for iter in 0..200i64 {
+        barrier::barrier(world).unwrap();
+        // 8 bytes (the area's fold by every rank): sum of rank + iter.
+        let mine = [rank as i64 + iter, 1];
+        let mut out = [0i64; 2];
+        let op = Op::predefined(PredefinedOp::Sum);
+        api::allreduce(
+            Some(SendBuf::slice(&mine)),
+            RecvBuf::slice(&mut out),
+            &op,
+            world,
+        )
+        .unwrap();
+        let want = nn * (nn - 1) / 2 + nn * iter;
+        check!(
+            rank,
+            out == [want, nn],
+            "8 B allreduce {iter}: {out:?}, want [{want}, {nn}]"
+        );
+        // 32 KiB and, every 20th time, 512 KiB (the rendezvous schedules on 2 ranks).
+        let count = if iter % 20 == 0 { 65_536 } else { 4096 };
+        let input: Vec<f64> = (0..count).map(|i| (i % 97) as f64 + rank as f64).collect();
+        let mut sum = vec![0.0f64; count];
+        allreduce_f64(world, Some(&input), &mut sum);
+        for (i, &x) in sum.iter().enumerate() {
+            let want = (i % 97) as f64 * n as f64 + (nn * (nn - 1) / 2) as f64;
+            check!(
+                rank,
+                x == want,
+                "allreduce of {count} at {i}, iteration {iter}: {x} != {want}"
+            );
+        }
+        // A ping-pong between the first two ranks.
+        if n >= 2 && rank < 2 {
+            let peer = 1 - rank;
+            let mut b = [0u8; 8];
+            if rank == 0 {
+                pt2pt::send(world, &iter.to_le_bytes(), peer, 9, SendMode::Standard).unwrap();
+                pt2pt::recv(world, &mut b, peer, 10).unwrap();
+                check!(
+                    rank,
+                    i64::from_le_bytes(b) == iter + 1,
+                    "pong {iter}: {b:?}"
+                );
+            } else {
+                pt2pt::recv(world, &mut b, peer, 9).unwrap();
+                let v = i64::from_le_bytes(b) + 1;
+                pt2pt::send(world, &v.to_le_bytes(), peer, 10, SendMode::Standard).unwrap();
+            }
+        }
+    }
+    println!("colocated: ok");
+}
+
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     runtime::init(runtime::ThreadLevel::Single).expect("MPI_Init");
@@ -422,6 +506,7 @@ fn main() {
         "barrier" => barrier_order(&world),
         "comms" => comms(&world),
         "mixed" => mixed(&world),
+        "colocated" => colocated(&world),
         "die" => {
             // The last rank dies hard while the others wait in shared-memory collectives.
             for _ in 0..4 {

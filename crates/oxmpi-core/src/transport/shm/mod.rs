@@ -461,6 +461,20 @@ impl ShmSegment {
             })
     }
 
+    /// Whether another attached local rank last reported processor `cpu`, i.e.
+    /// is known to share it with the caller (see [`ShmSegment::set_cpu`]). A rank
+    /// without a report does not count: unlike [`ShmSegment::others_elsewhere`],
+    /// this asks for a co-location seen, not one that cannot be ruled out.
+    pub fn other_on(&self, cpu: u32) -> bool {
+        let word = cpu.saturating_add(1);
+        (0..self.layout.nlocal)
+            .filter(|&j| j != self.my_local)
+            .any(|j| {
+                let s = self.slot(j);
+                s.cpu.load(Ordering::Relaxed) == word && s.owner.load(Ordering::Relaxed) != 0
+            })
+    }
+
     /// The doorbell of local rank `local`. Panics if `local >= nlocal`.
     #[inline]
     pub fn doorbell(&self, local: usize) -> &Doorbell {

@@ -695,7 +695,15 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
     let c = ShmSegment::open(&name.0, 3, 2).unwrap();
     // Nothing reported yet: no one is known to run elsewhere (0 is "not reported").
     assert!(!a.others_elsewhere(0) && !b.others_elsewhere(0));
+    assert!(
+        !a.other_on(0) && !b.other_on(0),
+        "no report is no co-location seen"
+    );
     b.set_cpu(1);
+    assert!(
+        a.other_on(1) && !a.other_on(0) && !b.other_on(1),
+        "b's own report does not count"
+    );
     assert!(!a.others_elsewhere(0), "c has not reported");
     c.set_cpu(2);
     assert!(a.others_elsewhere(0), "b on 1 and c on 2, a on 0");
@@ -712,6 +720,10 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
     // A rank that withdrew its report (it sleeps) is no longer known to be elsewhere.
     c.clear_cpu();
     assert!(!a.others_elsewhere(3) && !b.others_elsewhere(0));
+    assert!(
+        !a.other_on(1) && a.other_on(u32::MAX),
+        "c withdrew, b is on u32::MAX"
+    );
     c.set_cpu(2);
     assert!(a.others_elsewhere(3));
     // The reports sit beside the owner and "waiting" words, not over them, and
@@ -724,6 +736,7 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
     // A rank that left no longer counts as elsewhere.
     drop(b);
     assert!(!a.others_elsewhere(3) && !c.others_elsewhere(5));
+    assert!(!a.other_on(u32::MAX), "b left");
 }
 
 /// The ring's copy (a vector loop from `VECTOR_COPY_MIN` bytes, `memcpy` below) copies
