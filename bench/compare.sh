@@ -121,6 +121,22 @@ if [ "$MODE" = oversub ]; then
     LOOPS_16="${LOOPS_16:-1000 10}"
 fi
 if [ "$MODE" = tcp ]; then RUNS="${RUNS:-5}"; else RUNS="${RUNS:-3}"; fi
+
+# The implementations in the order run $1 takes them: reversed on even runs. This VM's
+# cross-vCPU latency changes from one job to the next (MPICH's 8 B latency 0.20 us in one
+# job, 0.69 in the next; bench/PROFILE.md coord36), and a fixed order would always give an
+# implementation the same neighbour's aftermath; with RUNS >= 2 each one also runs first once.
+in_run_order() {
+    local run=$1
+    shift
+    (($#)) || return 0
+    if ((run % 2 == 0)); then
+        local i
+        for ((i = $#; i >= 1; i--)); do printf '%s\n' "${!i}"; done
+    else
+        printf '%s\n' "$@"
+    fi
+}
 MAX_BYTES="${MAX_BYTES:-4194304}"
 if [ "$MODE" = tcp ]; then TIMEOUT="${TIMEOUT:-300}"; else TIMEOUT="${TIMEOUT:-600}"; fi
 CFLAGS="${CFLAGS:--O2}"
@@ -319,7 +335,8 @@ if [ "$MODE" = tcp ]; then
     : >"$RAW/load.txt"
     for run in $(seq 1 "$RUNS"); do
         for bench in osu_latency osu_bw; do
-            for impl in "${IMPLS[@]}"; do
+            mapfile -t order < <(in_run_order "$run" "${IMPLS[@]}")
+            for impl in "${order[@]}"; do
                 IFS='|' read -r key label _ <<<"$impl"
                 [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $key "* ]] || continue
                 out="$RAW/$bench.$key.$run.txt"
@@ -389,6 +406,7 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
                         runs+=("oxalg-$alg|oxmpi $alg|env OXMPI_${coll^^}_ALGORITHM=$alg $OXMPI_MPIEXEC")
                     done
                 fi
+                mapfile -t runs < <(in_run_order "$run" "${runs[@]}")
                 for impl in "${runs[@]}"; do
                     IFS='|' read -r key label launcher <<<"$impl"
                     out="$RAW/${coll}_np$np.$key.$run.txt"
@@ -419,7 +437,8 @@ if [ "$MODE" = coll ] || [ "$MODE" = oversub ]; then
                 if [ "$phase" = busy ]; then
                     for _ in $(seq 1 "$HOGS"); do (while :; do :; done) & hogs+=($!); done
                 fi
-                for impl in "${IMPLS[@]}"; do
+                mapfile -t order < <(in_run_order "$run" "${IMPLS[@]}")
+                for impl in "${order[@]}"; do
                     IFS='|' read -r key label launcher <<<"$impl"
                     [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $key "* ]] || continue
                     out="$RAW/hog-$phase.$key.$run.txt"
@@ -447,7 +466,8 @@ fi
 # ---- run ---------------------------------------------------------------------------
 for run in $(seq 1 "$RUNS"); do
     for bench in osu_latency osu_bw; do
-        for impl in "${IMPLS[@]}"; do
+        mapfile -t order < <(in_run_order "$run" "${IMPLS[@]}")
+        for impl in "${order[@]}"; do
             IFS='|' read -r key label launcher <<<"$impl"
             out="$RAW/$bench.$key.$run.txt"
             log "run $run/$RUNS: $bench on $label"
