@@ -173,14 +173,18 @@ impl Engine {
     /// the rest of the spin budget or a whole slice (IMB Bcast 2-8 KiB and
     /// Allreduce 4 KiB under hogs: 3-13 ms a call; bench/PROFILE.md imb34).
     fn alone_on_cpu(&self) -> bool {
-        let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) else {
-            return false;
-        };
-        let Some(cpu) = crate::transport::os::current_cpu() else {
-            return false;
-        };
+        self.report_cpu()
+            .is_some_and(|(seg, cpu)| seg.others_elsewhere(cpu))
+    }
+
+    /// Publishes the processor this rank runs on, for the waits that read the
+    /// reports: not oversubscribed, on shared memory. `None` where they are not
+    /// read, or the processor is not known.
+    fn report_cpu(&self) -> Option<(&'static crate::transport::shm::ShmSegment, u32)> {
+        let seg = self.shm_seg.filter(|_| !self.oversubscribed)?;
+        let cpu = crate::transport::os::current_cpu()?;
         seg.set_cpu(cpu);
-        seg.others_elsewhere(cpu)
+        Some((seg, cpu))
     }
 
     /// Whether another rank of ours reported the processor this rank runs on now
@@ -192,20 +196,17 @@ impl Engine {
     /// spin's first yield point, 2,048 looks (2 ranks: 8 B allreduce 115 µs a
     /// call instead of 0.3 in about half of the jobs; bench/PROFILE.md, coll36).
     fn peer_shares_cpu(&self) -> bool {
-        let Some(seg) = self.shm_seg.filter(|_| !self.oversubscribed) else {
+        let Some((seg, cpu)) = self.report_cpu() else {
             return false;
         };
-        let Some(cpu) = crate::transport::os::current_cpu() else {
-            return false;
-        };
-        seg.set_cpu(cpu);
         // Once seen together, a rank without a report (it slept, and withdrew
         // it) counts as here too: the scheduler tends to wake a rank on its
         // waker's processor, and a pair whose yield gate had closed slept in
         // turn, each waking the other and then spinning ~60 µs in front of it
         // (8 B ping-pong 64 µs a round trip instead of 4.7, in every other job).
-        let shares = seg.other_on(cpu)
-            || (self.shares_cpu.load(Ordering::Relaxed) && !seg.others_elsewhere(cpu));
+        let seen = seg.cpu_neighbours(cpu);
+        let shares =
+            seen.one_here || (self.shares_cpu.load(Ordering::Relaxed) && !seen.all_elsewhere);
         self.shares_cpu.store(shares, Ordering::Relaxed);
         shares
     }

@@ -225,6 +225,16 @@ struct RankSlot {
     cpu: AtomicU32,
 }
 
+/// Where the other local ranks last said they run, seen from one processor
+/// ([`ShmSegment::cpu_neighbours`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuNeighbours {
+    /// Another attached rank reported this processor.
+    pub one_here: bool,
+    /// Every other rank is attached and reported a processor other than this one.
+    pub all_elsewhere: bool,
+}
+
 /// A cache-line pair for one side of a ring (128 B, see [`RankSlot`] on spacing).
 #[repr(C, align(128))]
 struct SideLine {
@@ -452,13 +462,8 @@ impl ShmSegment {
     /// still shows its old processor until its next spin.
     pub fn others_elsewhere(&self, cpu: u32) -> bool {
         let word = cpu.saturating_add(1);
-        (0..self.layout.nlocal)
-            .filter(|&j| j != self.my_local)
-            .all(|j| {
-                let s = self.slot(j);
-                let theirs = s.cpu.load(Ordering::Relaxed);
-                theirs != 0 && theirs != word && s.owner.load(Ordering::Relaxed) != 0
-            })
+        self.other_cpu_words()
+            .all(|theirs| theirs != 0 && theirs != word)
     }
 
     /// Whether another attached local rank last reported processor `cpu`, i.e.
@@ -467,11 +472,36 @@ impl ShmSegment {
     /// this asks for a co-location seen, not one that cannot be ruled out.
     pub fn other_on(&self, cpu: u32) -> bool {
         let word = cpu.saturating_add(1);
+        self.other_cpu_words().any(|theirs| theirs == word)
+    }
+
+    /// Both answers about `cpu` in one walk over the other ranks' reports:
+    /// ([`ShmSegment::other_on`], [`ShmSegment::others_elsewhere`]).
+    pub fn cpu_neighbours(&self, cpu: u32) -> CpuNeighbours {
+        let word = cpu.saturating_add(1);
+        let mut seen = CpuNeighbours {
+            one_here: false,
+            all_elsewhere: true,
+        };
+        for theirs in self.other_cpu_words() {
+            seen.one_here |= theirs == word;
+            seen.all_elsewhere &= theirs != 0 && theirs != word;
+        }
+        seen
+    }
+
+    /// Every other local rank's processor word (processor + 1; 0 when it has not
+    /// reported since it last slept, or is not attached).
+    fn other_cpu_words(&self) -> impl Iterator<Item = u32> + '_ {
         (0..self.layout.nlocal)
             .filter(|&j| j != self.my_local)
-            .any(|j| {
+            .map(|j| {
                 let s = self.slot(j);
-                s.cpu.load(Ordering::Relaxed) == word && s.owner.load(Ordering::Relaxed) != 0
+                if s.owner.load(Ordering::Relaxed) == 0 {
+                    0
+                } else {
+                    s.cpu.load(Ordering::Relaxed)
+                }
             })
     }
 

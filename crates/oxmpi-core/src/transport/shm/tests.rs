@@ -726,6 +726,24 @@ fn a_rank_sees_which_processors_other_ranks_reported() {
     );
     c.set_cpu(2);
     assert!(a.others_elsewhere(3));
+    // The one-walk form gives both answers as the two walks do.
+    for (seg, cpu) in [(&a, 3), (&a, 2), (&a, u32::MAX), (&b, 0), (&b, 3), (&c, 2)] {
+        assert_eq!(
+            seg.cpu_neighbours(cpu),
+            CpuNeighbours {
+                one_here: seg.other_on(cpu),
+                all_elsewhere: seg.others_elsewhere(cpu)
+            },
+            "processor {cpu}"
+        );
+    }
+    assert_eq!(
+        a.cpu_neighbours(2),
+        CpuNeighbours {
+            one_here: true,
+            all_elsewhere: false
+        }
+    );
     // The reports sit beside the owner and "waiting" words, not over them, and
     // leave the doorbells alone.
     b.set_waiting(true);
