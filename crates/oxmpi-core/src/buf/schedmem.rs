@@ -454,7 +454,7 @@ mod tests {
         let dt = Datatype::predefined_ref(Primitive::Uint64);
         let n = 2 * FOLD_CHUNK_BYTES / 8 + 37;
         let len = 8 * n;
-        let mut arena = vec![0u128; 3 * len / 16];
+        let mut arena = vec![0u128; (3 * len).div_ceil(16)];
         let (lower, higher, dst) = (
             Slice::temp(0, len),
             Slice::temp(len, len),
