@@ -81,6 +81,11 @@ fn every_algorithm_forced() {
 fn every_algorithm_forced_with_large_counts() {
     launch(5, "all", PROFILES[1]);
     launch(3, "all", PROFILES[2]);
+    // Powers of two, where the first round or step folds from the input into
+    // the receive buffer (three operands) and later rounds receive into the
+    // part of it the first gave away.
+    launch(4, "all", PROFILES[2]);
+    launch(2, "all", PROFILES[1]);
     launch(4, "all", PROFILES[4]);
 }
 

@@ -269,6 +269,62 @@ impl<'a> Memory<'a> {
     }
 }
 
+/// Bytes of `dst` a three-operand fold ([`Memory::reduce_into`]) fills and
+/// folds at a time: the copy's bytes are still in the first-level cache when
+/// the fold reads them back, so the fold costs what `dst = lower op higher`
+/// straight from both operands would (three streams, no second pass over `dst`).
+const FOLD_CHUNK_BYTES: usize = 8 * 1024;
+
+impl Memory<'_> {
+    /// `dst = lower op higher` over `count` elements of `dt`, all three spans
+    /// starting at the type's `true_lb`; `dst` is a buffer apart from `lower`
+    /// (it may be `higher` itself). Contiguous types go chunk by chunk (copy
+    /// `higher`'s chunk, fold `lower`'s into it), others copy the span whole first.
+    pub(crate) fn reduce_into(
+        &mut self,
+        lower: Slice,
+        higher: Slice,
+        dst: Slice,
+        count: usize,
+        dt: &Datatype,
+        op: &Op,
+    ) -> Result<()> {
+        if higher == dst {
+            return self.reduce(lower, dst, count, dt, op);
+        }
+        if !dt.is_contiguous() || dt.extent() <= 0 {
+            self.copy(higher, dst)?;
+            return self.reduce(lower, dst, count, dt, op);
+        }
+        assert!(
+            higher.len == dst.len && lower.len == dst.len,
+            "three-operand fold over spans of different lengths"
+        );
+        let (l, h, d) = (self.addr(lower), self.addr(higher), self.addr(dst));
+        non_null(l, lower.len)?;
+        non_null(h, higher.len)?;
+        non_null(d, dst.len)?;
+        let reducer = op.reducer(dt, "MPI_Reduce_local")?;
+        let (extent, lb) = (dt.extent() as usize, dt.true_lb());
+        let per_chunk = (FOLD_CHUNK_BYTES / extent).max(1);
+        let mut done = 0;
+        while done < count {
+            let n = per_chunk.min(count - done);
+            let (at, bytes) = (done * extent, (n * extent).min(dst.len - done * extent));
+            // SAFETY: `at + bytes` lies within each span (same lengths, checked above; caller memory by the module's rule, temporaries by `addr`'s bounds check); `higher` and `dst` are distinct buffers (equal ones returned above), `copy` allows overlap all the same.
+            unsafe { std::ptr::copy(h.wrapping_add(at), d.wrapping_add(at), bytes) };
+            let (src, out) = (
+                l.wrapping_add(at).wrapping_offset(-lb),
+                d.wrapping_add(at).wrapping_offset(-lb),
+            );
+            // SAFETY: both cover `n` contiguous elements of `dt` shifted back by `true_lb`, within their spans as above; `lower` and `dst` are apart (the caller's contract, `Builder::reduce_into`).
+            unsafe { reducer.apply(src, out, n)? };
+            done += n;
+        }
+        Ok(())
+    }
+}
+
 /// The caller buffers of a reduction that a non-blocking shared-memory
 /// collective (`coll/shm/nb.rs`) reads and writes while its request is pending:
 /// an entry point's checked descriptors lent for `'static` to that request
@@ -344,5 +400,78 @@ impl RedBufs {
             unsafe { super::elems::Elems::from_raw(p as *const u8, self.count, &self.dt) }
         });
         f(&mut out, inp.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datatype::Primitive;
+
+    fn words(arena: &[u128], s: Slice, n: usize) -> Vec<u64> {
+        let Base::Temp(at) = s.base else {
+            unreachable!("temporaries only")
+        };
+        let bytes: Vec<u8> = arena.iter().flat_map(|w| w.to_le_bytes()).collect();
+        (0..n)
+            .map(|i| {
+                let o = at + s.offset + 8 * i;
+                u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap())
+            })
+            .collect()
+    }
+
+    fn fill(arena: &mut [u128], s: Slice, vals: impl Fn(usize) -> u64, n: usize) {
+        let Base::Temp(at) = s.base else {
+            unreachable!("temporaries only")
+        };
+        let mut bytes: Vec<u8> = arena.iter().flat_map(|w| w.to_le_bytes()).collect();
+        for i in 0..n {
+            let o = at + s.offset + 8 * i;
+            bytes[o..o + 8].copy_from_slice(&vals(i).to_le_bytes());
+        }
+        for (w, c) in arena.iter_mut().zip(bytes.chunks_exact(16)) {
+            *w = u128::from_le_bytes(c.try_into().unwrap());
+        }
+    }
+
+    /// A three-operand fold over several chunks (and a part of one) computes
+    /// `lower op higher` in that order, for an op that does not commute, and
+    /// leaves both operands as they were.
+    #[test]
+    fn three_operand_fold_keeps_the_operands_order_across_chunks() {
+        // io = 3 * in + io: which operand is `in` shows in every element.
+        let op = Op::user_packed(
+            |inp, io, n, _| {
+                for i in 0..n {
+                    let a = u64::from_le_bytes(inp[8 * i..8 * i + 8].try_into().unwrap());
+                    let b = u64::from_le_bytes(io[8 * i..8 * i + 8].try_into().unwrap());
+                    io[8 * i..8 * i + 8].copy_from_slice(&(3 * a + b).to_le_bytes());
+                }
+            },
+            false,
+        );
+        let dt = Datatype::predefined_ref(Primitive::Uint64);
+        let n = 2 * FOLD_CHUNK_BYTES / 8 + 37;
+        let len = 8 * n;
+        let mut arena = vec![0u128; (3 * len).div_ceil(16)];
+        let (lower, higher, dst) = (
+            Slice::temp(0, len),
+            Slice::temp(len, len),
+            Slice::temp(2 * len, len),
+        );
+        fill(&mut arena, lower, |i| i as u64, n);
+        fill(&mut arena, higher, |i| 1000 + i as u64, n);
+        Memory::new(&mut arena)
+            .reduce_into(lower, higher, dst, n, dt, &op)
+            .unwrap();
+        let want: Vec<u64> = (0..n).map(|i| 3 * i as u64 + 1000 + i as u64).collect();
+        assert_eq!(words(&arena, dst, n), want);
+        assert_eq!(words(&arena, lower, n), (0..n as u64).collect::<Vec<_>>());
+        // Into `higher` itself: the plain fold.
+        Memory::new(&mut arena)
+            .reduce_into(lower, higher, higher, n, dt, &op)
+            .unwrap();
+        assert_eq!(words(&arena, higher, n), want);
     }
 }

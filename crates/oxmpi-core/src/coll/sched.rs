@@ -82,6 +82,18 @@ pub enum Step {
         dt: Datatype,
         op: Op,
     },
+    /// `dst = lower op higher` over `count` elements of `dt` (spans as for
+    /// `Reduce`; `dst` apart from `lower`): a fold that also moves the data
+    /// where a copy of `higher` into `dst` and a `Reduce` would pass over
+    /// `dst` twice.
+    ReduceInto {
+        lower: Slice,
+        higher: Slice,
+        dst: Slice,
+        count: usize,
+        dt: Datatype,
+        op: Op,
+    },
     Fence,
 }
 
@@ -99,6 +111,7 @@ impl std::fmt::Debug for Step {
             Step::Copy { src, .. } => write!(f, "Copy({} bytes)", src.len),
             Step::CopyElems { count, .. } => write!(f, "CopyElems({count} elements)"),
             Step::Reduce { count, .. } => write!(f, "Reduce({count} elements)"),
+            Step::ReduceInto { count, .. } => write!(f, "ReduceInto({count} elements)"),
             Step::Fence => f.write_str("Fence"),
         }
     }
@@ -276,6 +289,36 @@ impl Builder {
         }
         self.push(Step::Reduce {
             src,
+            dst,
+            count,
+            dt: dt.clone(),
+            op: op.clone(),
+        });
+    }
+
+    /// `dst = lower op higher` over `count` elements (spans as for
+    /// [`reduce`](Self::reduce)); `dst` must be a buffer apart from `lower`
+    /// (it may be `higher`, which makes this a plain `reduce`).
+    pub fn reduce_into(
+        &mut self,
+        lower: Slice,
+        higher: Slice,
+        dst: Slice,
+        count: usize,
+        dt: &Datatype,
+        op: &Op,
+    ) {
+        assert!(lower != dst, "three-operand fold into its lower operand");
+        if count == 0 {
+            return;
+        }
+        if higher == dst {
+            self.reduce(lower, dst, count, dt, op);
+            return;
+        }
+        self.push(Step::ReduceInto {
+            lower,
+            higher,
             dst,
             count,
             dt: dt.clone(),
@@ -566,6 +609,14 @@ impl Schedule {
                     dt,
                     op,
                 } => m.reduce(*src, *dst, *count, dt, op)?,
+                Step::ReduceInto {
+                    lower,
+                    higher,
+                    dst,
+                    count,
+                    dt,
+                    op,
+                } => m.reduce_into(*lower, *higher, *dst, *count, dt, op)?,
                 Step::Fence => unreachable!("fences are handled above"),
             }
         }

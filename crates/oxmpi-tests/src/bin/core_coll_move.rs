@@ -608,11 +608,13 @@ fn run_allgather(cx: &mut Ctx) {
 
 /// Allgather and allgatherv (an allgather's layout) of byte blocks around the
 /// 2-rank shared-memory limit (`allgather::SHM_MAX_2`, 8 KiB) and the old one
-/// (2 KiB), in place or not.
+/// (2 KiB), and around the crowded host's (`SHM_MAX_CROWDED`, 128 KiB; 3 or
+/// more ranks on a 2-core host: the area up to it, the schedules above), in
+/// place or not.
 fn run_allgather_bytes(cx: &mut Ctx) {
     let (rank, n) = (cx.rank, cx.n);
     let byte = Datatype::predefined(Primitive::Byte);
-    for blk in [2048usize, 2049, 8192, 8193] {
+    for blk in [2048usize, 2049, 8192, 8193, 65537, 131072, 131073] {
         for (in_place, v) in [(false, false), (true, false), (false, true), (true, true)] {
             let case = cx.next();
             let mut all = vec![0u8; n as usize * blk];

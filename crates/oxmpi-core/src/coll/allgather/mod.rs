@@ -7,7 +7,8 @@
 //! ([`V_TABLE_CROWDED`]: recursive doubling, a message per block, on a crowded
 //! host from 8 ranks).
 //! `shm` (blocking allgather on communicators within one host, through a shared
-//! area, see `coll/shm`) is chosen up to [`SHM_MAX`] bytes per block.
+//! area, see `coll/shm`) is chosen up to [`SHM_MAX`] bytes per block
+//! ([`SHM_MAX_CROWDED`] where the host has more ranks than cores).
 //!
 //! MPI_IN_PLACE (`sendbuf == None`): every rank's contribution is already in
 //! `recvbuf` at its own block; `sendcount`/`sendtype` are ignored.
@@ -76,6 +77,25 @@ pub const SHM_MAX: usize = 64 * 1024;
 /// 0.58 for 2 KiB through the area, MPICH 2.50), so blocks up to 8 KiB take the
 /// area (bench/PROFILE.md collR34).
 pub const SHM_MAX_2: usize = 8 * 1024;
+/// [`SHM_MAX`] where the area's ranks outnumber the host's cores (rank 0's
+/// view, the same on every rank; `OXMPI_ALLGATHER_SHM_MAX_CROWDED` overrides
+/// it): the area's one synchronization a step beats recursive doubling's
+/// point-to-point rounds up to 128 KiB blocks there (4 and 8 ranks on 2
+/// cores, interleaved, unprivileged: 8 ranks 429-963 us against 935-1,273,
+/// 4 ranks 100-124 against 262-996; at 512 KiB neither wins every round;
+/// bench/PROFILE.md, collL37).
+pub const SHM_MAX_CROWDED: usize = 128 * 1024;
+
+/// [`SHM_MAX_CROWDED`], or its override (read once).
+fn shm_max_crowded() -> usize {
+    static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var("OXMPI_ALLGATHER_SHM_MAX_CROWDED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(SHM_MAX_CROWDED)
+    })
+}
 /// Allgatherv's algorithms.
 pub(crate) static V_TABLE: Table = Table {
     op: "allgatherv",
@@ -304,13 +324,18 @@ pub(crate) fn allgather(
     }
     if blk > 0 {
         let forced = super::select::forced_op(super::select::Op::ALLGATHER)?;
-        if let Some(sess) = super::shm::acquire(
-            comm,
-            super::shm::want(forced, blk <= if n == 2 { SHM_MAX_2 } else { SHM_MAX }),
-        )? {
-            super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, None, blk);
-            super::select::ran_shm(super::select::Op::ALLGATHER);
-            return Ok(());
+        let (lo, hi) = match n {
+            2 => (SHM_MAX_2, SHM_MAX_2),
+            _ => (SHM_MAX, shm_max_crowded().max(SHM_MAX)),
+        };
+        if let Some(sess) = super::shm::acquire(comm, super::shm::want(forced, blk <= hi))? {
+            // The area's view of crowding is rank 0's, the same on every rank.
+            let max = if sess.oversubscribed() { hi } else { lo };
+            if forced.is_some() || blk <= max {
+                super::shm::allgather(sess, send.as_ref(), &mut recv, recvcount, None, blk);
+                super::select::ran_shm(super::select::Op::ALLGATHER);
+                return Ok(());
+            }
         }
     }
     // The descriptors are valid for this blocking call, and `recv` holds the `n * recvcount` elements the schedule reaches (checked above).

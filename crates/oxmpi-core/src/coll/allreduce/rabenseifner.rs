@@ -9,9 +9,8 @@ use crate::coll::sched::{Builder, Slice};
 
 pub(super) fn build(b: &mut Builder, red: &Red, io: &Io) -> Slice {
     let rank = b.comm().rank();
-    let acc = io.acc(b, red);
-    let tmp = b.temp(red.len(io.count));
-    let h = reduce_scatter_phase(b, red, acc, tmp, io.count);
+    let (acc, input) = io.acc_deferred(b, red);
+    let h = reduce_scatter_phase(b, red, input, acc, io.count);
     match h.newrank {
         Some(nr) => {
             for s in (0..h.steps).rev() {

@@ -220,6 +220,22 @@ impl Red {
         }
     }
 
+    /// `dst = lower op higher` over `count` elements (spans; `dst` apart from
+    /// `lower`), for a first fold whose result goes where neither operand is:
+    /// no copy of an operand into `dst` beforehand.
+    pub fn reduce_into(
+        &self,
+        b: &mut Builder,
+        lower: Slice,
+        higher: Slice,
+        dst: Slice,
+        count: usize,
+    ) {
+        if self.len(count) > 0 {
+            b.reduce_into(lower, higher, dst, count, &self.dt, &self.op);
+        }
+    }
+
     /// Copies `count` elements from the span `src` into the user buffer `buf`,
     /// writing only the elements' bytes (a plain copy for contiguous types).
     pub fn deliver(&self, b: &mut Builder, src: Slice, buf: *mut u8, count: usize) {
@@ -309,6 +325,22 @@ impl Io {
         let s = self.slot(b, red);
         b.copy(self.input, s);
         s
+    }
+
+    /// As [`acc`](Self::acc), but without the copy where the input is a buffer
+    /// of its own (not MPI_IN_PLACE): the input then comes back beside the
+    /// span, for an algorithm whose first step reads it where it is (sends
+    /// from it, folds from it into the span), so no full copy of it is made.
+    pub fn acc_deferred(&self, b: &mut Builder, red: &Red) -> (Slice, Option<Slice>) {
+        let s = self.slot(b, red);
+        // The same buffer passed twice (not MPI_IN_PLACE) is treated as in place:
+        // a fold from the input into the span needs the two apart.
+        if self.in_place || red.len(self.count) == 0 || s == self.input {
+            b.copy(self.input, s);
+            (s, None)
+        } else {
+            (s, Some(self.input))
+        }
     }
 
     /// A writable span of `count` elements for a result: the receive buffer

@@ -70,14 +70,18 @@ impl Halved {
     }
 }
 
-/// The pre-step and recursive halving on `acc` (a writable full span holding this
-/// rank's input), using `tmp` (a full-span temporary) for receptions. Afterwards
-/// new rank i holds the fully reduced blocks `region(i, steps)` in `acc`.
+/// The pre-step and recursive halving into `acc` (a writable full span),
+/// receiving into temporaries of its own. `input`: `None` where `acc` holds
+/// this rank's input already; `Some(input)` where it does not yet: the first
+/// round then sends from `input` and folds its kept half with the partner's
+/// straight into `acc` ([`Red::reduce_into`]), so the input is never copied
+/// whole (a rank of the non-power-of-two pre-step copies it first).
+/// Afterwards new rank i holds the fully reduced blocks `region(i, steps)` in `acc`.
 pub(crate) fn reduce_scatter_phase(
     b: &mut Builder,
     red: &Red,
+    input: Option<Slice>,
     acc: Slice,
-    tmp: Slice,
     count: usize,
 ) -> Halved {
     let (rank, n) = (b.comm().rank(), b.comm().size());
@@ -92,31 +96,62 @@ pub(crate) fn reduce_scatter_phase(
         steps,
         disp,
     };
+    let mut input = input;
+    if rank < 2 * rem || steps == 0 {
+        if let Some(i) = input.take() {
+            b.copy(i, acc);
+        }
+    }
+    // A full-span temporary, made only where a reception has nowhere else to go.
+    let mut tmp: Option<Slice> = None;
+    let mut full_tmp = |b: &mut Builder| *tmp.get_or_insert_with(|| b.temp(red.len(count)));
     if rank < 2 * rem {
         if rank % 2 == 0 {
             b.send(acc, rank + 1);
             b.fence();
             return h;
         }
-        b.recv(tmp, rank - 1);
+        let t = full_tmp(b);
+        b.recv(t, rank - 1);
         b.fence();
-        red.reduce(b, tmp, acc, count);
+        red.reduce(b, t, acc, count);
         h.newrank = Some(rank / 2);
     } else {
         h.newrank = Some(rank - rem);
     }
     let nr = h.newrank.unwrap();
+    // The part of `acc` the first round gives away: free once sent (or from
+    // the start where the first round sends from `input`) until the gathers
+    // after this phase fill it, so the partners' halves land there where they fit.
+    let given_first = (steps > 0).then(|| h.range(red, acc, region(nr ^ 1, 1, p2)).0);
     for s in 0..steps {
         let partner_nr = nr ^ (1 << s);
         let partner = real(partner_nr, rem);
-        let (out, _) = h.range(red, acc, region(partner_nr, s + 1, p2));
+        let give = region(partner_nr, s + 1, p2);
         let keep = region(nr, s + 1, p2);
         let (mine, cnt) = h.range(red, acc, keep);
-        let (t, _) = h.range(red, tmp, keep);
-        b.send(out, partner);
+        let first_from_input = if s == 0 { input } else { None };
+        let len = red.len(cnt);
+        let t = match given_first {
+            Some(g) if len <= g.len && (s > 0 || first_from_input.is_some()) => g.sub(0, len),
+            _ => h.range(red, full_tmp(b), keep).0,
+        };
+        let from = first_from_input.unwrap_or(acc);
+        b.send(h.range(red, from, give).0, partner);
         b.recv(t, partner);
         b.fence();
-        red.combine_into(b, mine, t, cnt, partner < rank);
+        match first_from_input {
+            Some(i) => {
+                let (kept_input, _) = h.range(red, i, keep);
+                let (lower, higher) = if partner < rank {
+                    (t, kept_input)
+                } else {
+                    (kept_input, t)
+                };
+                red.reduce_into(b, lower, higher, mine, cnt);
+            }
+            None => red.combine_into(b, mine, t, cnt, partner < rank),
+        }
     }
     h
 }
@@ -125,9 +160,8 @@ pub(crate) fn reduce_scatter_phase(
 pub(crate) fn reduce(b: &mut Builder, red: &Red, io: &Io, root: i32) -> Option<Slice> {
     let rank = b.comm().rank();
     let count = io.count;
-    let acc = io.acc(b, red);
-    let tmp = b.temp(red.len(count));
-    let h = reduce_scatter_phase(b, red, acc, tmp, count);
+    let (acc, input) = io.acc_deferred(b, red);
+    let h = reduce_scatter_phase(b, red, input, acc, count);
     // The new rank gathering the result: the root's, or for a root that sat out,
     // that of its partner root + 1 (which then forwards the result).
     let (target, proxy) = if root < 2 * h.rem {
