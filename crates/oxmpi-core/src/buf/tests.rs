@@ -324,6 +324,58 @@ fn v_layouts_are_checked_once_and_cut_blocks_inside_the_descriptor() {
 }
 
 #[test]
+fn a_v_layout_refuses_exactly_the_blocks_that_reach_outside() {
+    use crate::buf::elems::VLayout;
+    use crate::error::ErrorClass;
+    let f = |cap, c: &[usize], d: &[isize]| {
+        VLayout::check(
+            "MPI_Alltoallv",
+            "sendbuf",
+            "sendcounts",
+            "sdispls",
+            cap,
+            c,
+            d,
+            c.len().min(d.len()).max(2),
+        )
+        .map(|_| ())
+    };
+    // Up to the last element: inside; one further: outside.
+    assert!(f(8, &[4, 4], &[0, 4]).is_ok());
+    assert!(f(8, &[1, 1], &[7, 0]).is_ok());
+    for (c, d) in [
+        ([1usize, 1], [8isize, 0]),
+        ([0, 5], [0, 4]),
+        ([1, 1], [0, isize::MIN]),
+        ([1, 1], [0, -1]),
+        ([1, usize::MAX], [0, 1]),
+        ([1, usize::MAX], [0, 0]),
+        ([2, 1], [isize::MAX, 0]),
+    ] {
+        let e = f(8, &c, &d).unwrap_err();
+        assert_eq!(e.class, ErrorClass::Buffer, "{c:?} at {d:?}");
+        // The first block outside is the one named.
+        let bad = (0..2)
+            .find(|&i| {
+                c[i] != 0 && (d[i] < 0 || (d[i] as usize).checked_add(c[i]).is_none_or(|e| e > 8))
+            })
+            .unwrap();
+        assert!(
+            e.message.contains(&format!("block {bad} ")) && e.message.contains("MPI_Alltoallv"),
+            "{}",
+            e.message
+        );
+    }
+    // A short array is reported before any block, even one outside.
+    let e = f(8, &[9], &[0, 0]).unwrap_err();
+    assert_eq!(e.class, ErrorClass::Arg);
+    assert!(e.message.contains("sendcounts"), "{}", e.message);
+    // On a buffer of no elements only empty blocks are inside.
+    assert!(f(0, &[0, 0], &[isize::MIN, isize::MAX]).is_ok());
+    assert!(f(0, &[0, 1], &[0, 0]).is_err());
+}
+
+#[test]
 #[should_panic(expected = "v blocks checked against")]
 fn a_v_layout_checked_against_more_elements_than_the_view_is_refused() {
     use crate::buf::elems::{VBlocks, VLayout};
