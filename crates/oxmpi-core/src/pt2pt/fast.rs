@@ -77,7 +77,7 @@ fn start_send_contig(
         source: comm.rank(),
         tag,
     };
-    e.with_state(|st| match peer {
+    e.with_state_inlined(|st| match peer {
         // Nothing to send: no memory held.
         None => Ok((st.done_request(Status::EMPTY), true)),
         Some(peer) => {

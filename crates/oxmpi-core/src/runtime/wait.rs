@@ -268,6 +268,14 @@ impl Engine {
     /// Runs `f` under the lock (no progress step: the hot path of immediate
     /// calls; progress happens in the wait/test that follows).
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        self.with_state_inlined(f)
+    }
+
+    /// [`Engine::with_state`] inlined into its caller: for the immediate send's
+    /// fast path (pt2pt/fast.rs), whose whole engine work is one ring push, so
+    /// the call's frame was a tenth of it (bench/PROFILE.md, rrate37).
+    #[inline(always)]
+    pub(crate) fn with_state_inlined<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.lock();
         let before = st.completions;
         let v = f(&mut st);
