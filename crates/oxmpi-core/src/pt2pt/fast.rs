@@ -60,6 +60,7 @@ pub fn isend_contig_on(
 /// ([`State::start_send_entryless`](crate::engine::State::start_send_entryless)).
 /// Inlined into both: they are the message-rate path.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn start_send_contig(
     e: &Engine,
     call: &'static str,
