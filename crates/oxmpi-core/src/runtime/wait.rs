@@ -261,6 +261,9 @@ impl Engine {
         self.yield_gate.closed_until.store(0, Ordering::Relaxed);
     }
 
+    /// `#[inline]`: the Rust API's sends and receives instantiate core's generic
+    /// engine calls in the `oxmpi` crate, where it was a call (bench/PROFILE.md, rrate37).
+    #[inline]
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
