@@ -174,6 +174,17 @@ const FINT_DIRECT_SELF: i32 = 0x1000_0000;
 /// bench/PROFILE.md collB31). A real request in this slot goes to the table.
 const DONE_SLOT: u64 = (1 << SLOT_BITS) - 1;
 
+/// The direct handle of [`Request::DONE`] on a communicator of direct `kind`.
+const fn done_direct(kind: u64) -> MPI_Request {
+    ((1 << 32 | DONE_SLOT) | kind << SLOT_BITS) as MPI_Request
+}
+
+/// [`Request::DONE`]'s direct handles on MPI_COMM_WORLD and MPI_COMM_SELF: the
+/// values a window's completed small sends carry, compared as constants by the
+/// waits (bench/PROFILE.md, rrate37).
+pub const DONE_WORLD: MPI_Request = done_direct(KIND_DIRECT_WORLD);
+pub const DONE_SELF: MPI_Request = done_direct(KIND_DIRECT_SELF);
+
 /// The direct handle of engine request `r` on communicator `c`, when it can have one.
 #[inline]
 pub fn direct_request(r: Request, c: MPI_Comm) -> Option<MPI_Request> {
@@ -182,16 +193,14 @@ pub fn direct_request(r: Request, c: MPI_Comm) -> Option<MPI_Request> {
         crate::abi::MPI_COMM_SELF => KIND_DIRECT_SELF,
         _ => return None,
     };
-    let raw = if r == Request::DONE {
-        1 << 32 | DONE_SLOT
-    } else {
-        let raw = r.to_raw();
-        if raw >> 32 == 0 || raw as u32 as u64 >= DONE_SLOT {
-            return None;
-        }
-        raw
-    };
     if oxmpi_core::diag::checking() {
+        return None;
+    }
+    if r == Request::DONE {
+        return Some(done_direct(kind));
+    }
+    let raw = r.to_raw();
+    if raw >> 32 == 0 || raw as u32 as u64 >= DONE_SLOT {
         return None;
     }
     Some((raw | kind << SLOT_BITS) as usize)
@@ -449,6 +458,7 @@ mod tests {
             direct_request(Request::DONE, MPI_COMM_SELF).unwrap(),
         );
         assert!(dw != ds && dw != w && t.get(dw).is_none());
+        assert_eq!((dw, ds), (DONE_WORLD, DONE_SELF));
         assert_eq!(direct_of(dw), Some((Request::DONE, MPI_COMM_WORLD)));
         assert_eq!(direct_of(ds), Some((Request::DONE, MPI_COMM_SELF)));
         assert_eq!(direct_f2c(direct_c2f(dw).unwrap()), Some(dw));

@@ -31,7 +31,7 @@ use crate::conv::large::{name, to_usize, Count};
 use crate::conv::status::*;
 use crate::conv::{
     c_bytes, c_bytes_mut, c_recv, c_send, check_buf, comm, comm_ref, committed, committed_ref,
-    fast_p2p, fast_p2p_user, new_p2p_request, new_request,
+    fast_p2p, fast_p2p_user, fast_p2p_with_engine, new_p2p_request, new_request,
 };
 use crate::types::*;
 

@@ -69,13 +69,13 @@ pub unsafe fn isend_fast<C: Count>(a: IsendArgs<C>, mode: SendMode) -> Option<R<
     if mode != SendMode::Standard || request.is_null() {
         return None;
     }
-    let Some((cm, dt, len)) = fast_p2p(c, h, buf, count.wide()) else {
+    let Some((e, cm, dt, len)) = fast_p2p_with_engine(c, h, buf, count.wide()) else {
         // SAFETY: the C caller's arguments, passed on.
         return unsafe { isend_user(a) };
     };
     // SAFETY: the C caller keeps the buffer (`len` contiguous bytes) until the request completes.
     let data = unsafe { c_bytes(buf, len) };
-    let res = pt2pt::isend_contig(cm, data, dt, dest, tag);
+    let res = pt2pt::isend_contig_on(e, cm, data, dt, dest, tag);
     // SAFETY: `request` is the C caller's non-NULL OUT argument: writable and unaliased (MPI contract).
     Some(unsafe { put_request(res, request, c) })
 }

@@ -400,13 +400,12 @@ unsafe fn all_direct(
 /// One compare a handle, no decoding (bench/PROFILE.md, rrate36).
 #[inline]
 fn all_done_sends(hs: &[MPI_Request]) -> Option<MPI_Comm> {
-    let world = crate::conv::handles::direct_request(Request::DONE, crate::abi::MPI_COMM_WORLD)?;
-    let own = crate::conv::handles::direct_request(Request::DONE, crate::abi::MPI_COMM_SELF)?;
+    use crate::conv::handles::{DONE_SELF, DONE_WORLD};
     let mut c = None;
     for &h in hs {
-        if h == world {
+        if h == DONE_WORLD {
             c = c.or(Some(crate::abi::MPI_COMM_WORLD));
-        } else if h == own {
+        } else if h == DONE_SELF {
             c = c.or(Some(crate::abi::MPI_COMM_SELF));
         } else if h != MPI_REQUEST_NULL {
             return None;

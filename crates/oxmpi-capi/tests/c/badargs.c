@@ -47,6 +47,17 @@ int main(int argc, char **argv) {
     CHECK(cls(MPI_Send(x, 1, MPI_INT, 0, 0, (MPI_Comm)(intptr_t)0xdeadbeef)) == MPI_ERR_COMM);
     CHECK(cls(MPI_Recv(x, 1, MPI_INT, size + 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_ERR_RANK);
     CHECK(cls(MPI_Recv(x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) == MPI_ERR_TAG);
+    /* MPI_Isend's fast path (a predefined type on MPI_COMM_WORLD or MPI_COMM_SELF,
+       the engine handed on from the handle look-up): its errors name the call and
+       the argument, the handle is left alone, and MPI_PROC_NULL completes. */
+    MPI_Request ir = MPI_REQUEST_NULL;
+    CHECK(names(MPI_Isend(x, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &ir), MPI_ERR_RANK, "MPI_Isend", "dest"));
+    CHECK(names(MPI_Isend(x, 1, MPI_INT, -7, 0, MPI_COMM_WORLD, &ir), MPI_ERR_RANK, "MPI_Isend", "dest"));
+    CHECK(names(MPI_Isend(x, 1, MPI_INT, 0, -1, MPI_COMM_WORLD, &ir), MPI_ERR_TAG, "MPI_Isend", "tag"));
+    CHECK(names(MPI_Isend(x, 1, MPI_INT, 1, 0, MPI_COMM_SELF, &ir), MPI_ERR_RANK, "MPI_Isend", "dest"));
+    CHECK(ir == MPI_REQUEST_NULL);
+    OK(MPI_Isend(x, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &ir));
+    OK(MPI_Wait(&ir, MPI_STATUS_IGNORE)); CHECK(ir == MPI_REQUEST_NULL);
     MPI_Datatype t, freed;
     OK(MPI_Type_contiguous(2, MPI_INT, &t));
     CHECK(cls(MPI_Send(x, 1, t, 0, 0, MPI_COMM_SELF)) == MPI_ERR_TYPE); /* uncommitted */

@@ -95,18 +95,28 @@ impl State {
         let data = ActiveBuf::take(data);
         if mode == SendMode::Standard
             && !crate::diag::tracing()
-            && self.push_whole_entryless(peer, &env, data.bytes(), sig)
+            && self.push_whole_with(peer, &env, data.bytes(), 0, sig)
         {
             return Ok((Request::DONE, true));
         }
         self.let_go_active(peer, env, data, mode, sig)
     }
 
-    /// A whole small message into an idle shared-memory ring under
-    /// [`State::push_whole_done`]'s conditions (the non-blocking pull rule), its
-    /// header naming no request; `false`: nothing done.
+    /// A whole small message into an idle shared-memory ring, when it fits the
+    /// eager limit and the peer's credit and the non-blocking pull rule keeps it
+    /// eager: written with a header naming send request `sreq` (0: none), the
+    /// statistics counted and the credit charged. `false`: nothing done. The one
+    /// body of [`State::push_whole_done`] (its request's slot) and
+    /// [`State::start_send_entryless`] (no request).
     #[inline(always)]
-    fn push_whole_entryless(&mut self, peer: u32, env: &Envelope, data: &[u8], sig: u64) -> bool {
+    fn push_whole_with(
+        &mut self,
+        peer: u32,
+        env: &Envelope,
+        data: &[u8],
+        sreq: u64,
+        sig: u64,
+    ) -> bool {
         let cost = credit_cost(data.len()) as i64;
         if data.len() > self.eager_limit
             || self.peers[peer as usize].credit < cost
@@ -114,7 +124,7 @@ impl State {
         {
             return false;
         }
-        let hdr = Header::eager(env, data.len(), 0, sig, 0);
+        let hdr = Header::eager(env, data.len(), sreq, sig, 0);
         if !self.push_whole_now(peer, &hdr, data) {
             return false;
         }
@@ -164,22 +174,10 @@ impl State {
         owned: &mut Option<Box<[u8]>>,
         sig: u64,
     ) -> Option<Request> {
-        let cost = credit_cost(data.len()) as i64;
-        if data.len() > self.eager_limit
-            || self.peers[peer as usize].credit < cost
-            || self.pulls(peer, data.len())
-        {
-            return None;
-        }
         let req = self.reqs.peek_next();
-        let hdr = Header::eager(env, data.len(), req.0, sig, 0);
-        if !self.push_whole_now(peer, &hdr, data.bytes()) {
+        if !self.push_whole_with(peer, env, data.bytes(), req.0, sig) {
             return None;
         }
-        self.stats.sent(crate::tools::Via::Shm, data.len());
-        let p = &mut self.peers[peer as usize];
-        p.credit -= cost;
-        p.sent_to();
         let entry = ReqEntry {
             kind: ReqKind::Send(SendReq {
                 peer,

@@ -262,6 +262,9 @@ impl Engine {
         self.yield_gate.closed_until.store(0, Ordering::Relaxed);
     }
 
+    /// `#[inline]`: the Rust API's sends and receives instantiate core's generic
+    /// engine calls in the `oxmpi` crate, where it was a call (bench/PROFILE.md, rrate37).
+    #[inline]
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -269,6 +272,14 @@ impl Engine {
     /// Runs `f` under the lock (no progress step: the hot path of immediate
     /// calls; progress happens in the wait/test that follows).
     pub(crate) fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        self.with_state_inlined(f)
+    }
+
+    /// [`Engine::with_state`] inlined into its caller: for the immediate send's
+    /// fast path (pt2pt/fast.rs), whose whole engine work is one ring push, so
+    /// the call's frame was a tenth of it (bench/PROFILE.md, rrate37).
+    #[inline(always)]
+    pub(crate) fn with_state_inlined<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         let mut st = self.lock();
         let before = st.completions;
         let v = f(&mut st);
