@@ -199,65 +199,67 @@ impl State {
 
     /// Copies a whole message into receive `req` and completes it.
     pub(super) fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
-        let in_window = self.rx_in_window;
-        let Some(e) = self.reqs.get_mut(req) else {
-            return;
-        };
-        let ReqKind::Recv(r) = &mut e.kind else {
-            return;
-        };
-        // The common case (a contiguous receive that holds the message, signatures
-        // agreeing, held by its owner) completes here with one look-up of the
-        // request: what `finish_recv` and `complete` do for it, without their two
-        // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
-        if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
-            // A ping-pong's answer: what pulling it would have saved, timed now and
-            // then (engine/pullcost.rs).
-            if !in_window && self.pull_cost.samples_copy(src.len()) {
-                let start = cma::ticks();
-                copy_message(r.buf.bytes_mut(), src, in_window);
-                self.pull_cost
-                    .note_copy(src.len(), cma::ticks().wrapping_sub(start));
-            } else {
-                copy_message(r.buf.bytes_mut(), src, in_window);
-            }
-            r.buf.retire();
-            e.done = true;
-            e.status = Status::ok(env.source, env.tag, src.len());
-            self.completions += 1;
+        if self.complete_whole_in_place(req, &env, src, self.rx_in_window) {
             return;
         }
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
+            return;
+        };
         copy_into(r, 0, src);
         self.finish_recv(req, env, src.len());
     }
 
     /// [`State::deliver_whole`] inlined into the arrival of an eager message for
     /// its commonest case: a message of a window (no ping-pong answer, so no
-    /// pull-cost sample to take) into a contiguous receive that holds it, held by
-    /// its owner, signatures agreeing. The call's frame and the envelope passed by
+    /// pull-cost sample to take). The call's frame and the envelope passed by
     /// value were ~26 instructions of a ~800-instruction receive (bench/PROFILE.md,
     /// recv36). Anything else goes to `deliver_whole`.
     #[inline(always)]
     fn deliver_whole_in_window(&mut self, req: Request, env: Envelope, src: &[u8]) {
-        if self.rx_in_window {
-            if let Some(e) = self.reqs.get_mut(req) {
-                if let ReqKind::Recv(r) = &mut e.kind {
-                    if r.bad_sig == 0
-                        && r.unpack.is_none()
-                        && src.len() <= r.buf.len()
-                        && !e.detached
-                    {
-                        copy_message(r.buf.bytes_mut(), src, true);
-                        r.buf.retire();
-                        e.done = true;
-                        e.status = Status::ok(env.source, env.tag, src.len());
-                        self.completions += 1;
-                        return;
-                    }
-                }
-            }
+        if !(self.rx_in_window && self.complete_whole_in_place(req, &env, src, true)) {
+            self.deliver_whole(req, env, src);
         }
-        self.deliver_whole(req, env, src);
+    }
+
+    /// The common case of a whole message's delivery, shared by `deliver_whole`
+    /// and `deliver_whole_in_window`: a contiguous receive that holds the message,
+    /// signatures agreeing, held by its owner, completes here with one look-up of
+    /// the request: what `finish_recv` and `complete` do for it, without their two
+    /// look-ups and the error's `Option` (bench/PROFILE.md, rate21). Returns false,
+    /// having touched nothing, for any other case. `in_window` false means the
+    /// message may be a ping-pong's answer, whose copy is timed now and then
+    /// (engine/pullcost.rs); the window caller passes a constant `true`, so that
+    /// test is compiled out of the arrival path.
+    #[inline(always)]
+    fn complete_whole_in_place(
+        &mut self,
+        req: Request,
+        env: &Envelope,
+        src: &[u8],
+        in_window: bool,
+    ) -> bool {
+        let Some(e) = self.reqs.get_mut(req) else {
+            return false;
+        };
+        let ReqKind::Recv(r) = &mut e.kind else {
+            return false;
+        };
+        if r.bad_sig != 0 || r.unpack.is_some() || src.len() > r.buf.len() || e.detached {
+            return false;
+        }
+        if !in_window && self.pull_cost.samples_copy(src.len()) {
+            let start = cma::ticks();
+            copy_message(r.buf.bytes_mut(), src, in_window);
+            self.pull_cost
+                .note_copy(src.len(), cma::ticks().wrapping_sub(start));
+        } else {
+            copy_message(r.buf.bytes_mut(), src, in_window);
+        }
+        r.buf.retire();
+        e.done = true;
+        e.status = Status::ok(env.source, env.tag, src.len());
+        self.completions += 1;
+        true
     }
 
     /// [`State::deliver_whole`] of the data of our own send `sreq` (`len` bytes,
