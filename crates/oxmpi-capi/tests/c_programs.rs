@@ -1805,3 +1805,15 @@ fn blocking_receives_of_messages_still_in_the_ring() {
     // synchronous send as before.
     assert!(ok(2, "recv_in_ring").contains("recv_in_ring: all checks passed"));
 }
+
+#[test]
+fn blocking_receives_waiting_in_the_slot() {
+    // MPI_Recv posted before its message with nothing else posted waits in the
+    // engine's blocking slot with no request (bench/PROFILE.md, recv37):
+    // wildcards among 3 ranks, truncation, synchronous sends, fragments and
+    // rendezvous (the slot made a request), FIFO order with MPI_Irecv's around
+    // it, and a signature mismatch with checking on.
+    assert!(ok(3, "recv_slot").contains("recv_slot: all checks passed"));
+    let checked = ok_env(3, "recv_slot", &[("OXMPI_CHECK_SIGNATURES", "1")]);
+    assert!(checked.contains("recv_slot: all checks passed"));
+}

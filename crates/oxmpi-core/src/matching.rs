@@ -146,6 +146,12 @@ impl<P, U> Matcher<P, U> {
         self.posted.push_back((pat, recv));
     }
 
+    /// Queues a receive posted before every queued one (the engine's blocking
+    /// slot turned into a request): it matches first.
+    pub fn push_posted_oldest(&mut self, pat: Pattern, recv: P) {
+        self.posted.push_front((pat, recv));
+    }
+
     /// Probe: the oldest unexpected message that matches, left in place.
     pub fn peek(&self, pat: &Pattern) -> Option<(&Envelope, &U)> {
         self.unexpected

@@ -86,7 +86,7 @@ impl State {
             "rank {}: {} live requests, {} posted receives, {} unexpected messages",
             self.me,
             self.reqs.live(),
-            self.matcher.posted_len(),
+            self.matcher.posted_len() + self.slot_waiting(),
             self.unexp.len()
         );
         for (i, (g, e)) in self.reqs.slots.iter().enumerate() {

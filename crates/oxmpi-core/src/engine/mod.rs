@@ -404,6 +404,37 @@ pub(crate) struct BsendPool {
 /// (`MPI_BSEND_OVERHEAD`).
 pub const BSEND_OVERHEAD: usize = 96;
 
+/// The one blocking receive (`MPI_Recv`) that waits without a request entry: posted
+/// while no receive was queued, so it is older than every queued one and the
+/// arrival sites look at it first (engine/recv.rs, [`State::recv_now_or_post`]).
+pub(crate) struct BlockingSlot {
+    pattern: Pattern,
+    /// The receive's buffer, lent until `outcome` leaves `Waiting` (then empty).
+    buf: ActiveBuf,
+    sig: u64,
+    outcome: SlotOutcome,
+}
+
+/// What became of the receive in [`BlockingSlot`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SlotOutcome {
+    Waiting,
+    /// A whole eager message that fit landed: its status.
+    Done(Status),
+    /// Anything else matched it (fragments, a rendezvous, truncation, a signature
+    /// to check, our own send): it became this request, at the head of the posted
+    /// queue, and its waiter waits on that.
+    Promoted(Request),
+}
+
+/// Where a blocking receive's post left it, when its message was not already here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Posted {
+    Request(Request),
+    /// In [`State`]'s blocking slot: wait with [`State::slot_outcome`].
+    Slot,
+}
+
 pub(crate) struct State {
     pub me: u32,
     pub peers: Vec<Peer>,
@@ -434,6 +465,8 @@ pub(crate) struct State {
     /// ([`copy_packet_bytes`]), which streams 2-16 KiB faster than `memcpy`'s
     /// `rep movsb` but answers a ping-pong later (bench/PROFILE.md mbw33).
     rx_in_window: bool,
+    /// The blocking receive waiting without a request entry, if any.
+    blocking_slot: Option<BlockingSlot>,
     /// Persistent requests freed while a run was going (`MPI_Request_free`), with
     /// that run's detached request: the run still uses the persistent request's
     /// buffers until it completes (then the pair leaves, in `complete`), which
@@ -660,6 +693,7 @@ impl State {
             rx,
             completions: 0,
             rx_in_window: false,
+            blocking_slot: None,
             freed_runs: Vec::new(),
             pending_out: Vec::new(),
             flushing: Vec::new(),

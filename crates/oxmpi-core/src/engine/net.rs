@@ -57,6 +57,9 @@ impl State {
     ) -> crate::error::Result<()> {
         if self.tcp.is_none() {
             self.tcp = Some(make(self.peers.len() as u32)?);
+            // Another thread's blocking receive may wait in the slot, which
+            // `land_eager` does not look at: it becomes a queued request.
+            self.promote_slot();
         }
         Ok(())
     }

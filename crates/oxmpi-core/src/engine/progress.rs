@@ -40,6 +40,7 @@ impl State {
                     tag: h.tag,
                 };
                 let pull = h.flags & FLAG_PULL != 0;
+                self.promote_slot_for(&env);
                 if let Some(req) = self.matcher.match_arrival(&env) {
                     self.check_sig(req, h.sig, h.len as usize);
                     self.start_rendezvous(req, env, from, h.sreq, h.rreq, h.len as usize);

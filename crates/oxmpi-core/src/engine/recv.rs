@@ -63,9 +63,30 @@ impl State {
         buf: RawBuf,
         pattern: Pattern,
         sig: u64,
-    ) -> std::result::Result<Status, Request> {
+    ) -> std::result::Result<Status, Posted> {
         let mut buf = ActiveBuf::take(buf);
         let Some((_, id)) = self.matcher.match_posted(&pattern) else {
+            // Nothing queued (so every receive queued while it waits is younger)
+            // and the slot free: the receive waits there, with no request entry
+            // made, queued, matched and freed (bench/PROFILE.md, recv37). Not
+            // while the timeline is recorded (its receives are stamped at their
+            // entry's removal) nor with peers on other hosts (their eager messages
+            // may land at their header through `net::land_eager`, which knows only
+            // the queue; `ensure_tcp` promotes a slot that waits when TCP starts).
+            if self.blocking_slot.is_none()
+                && self.matcher.posted_len() == 0
+                && self.tcp.is_none()
+                && !crate::diag::tracing()
+            {
+                self.blocking_slot = Some(BlockingSlot {
+                    pattern,
+                    buf,
+                    sig,
+                    outcome: SlotOutcome::Waiting,
+                });
+                self.stats.posted_queued(1);
+                return Err(Posted::Slot);
+            }
             let req = self.new_request(ReqKind::Recv(RecvReq {
                 buf,
                 posted: true,
@@ -78,8 +99,9 @@ impl State {
                 context: pattern.context,
             }));
             self.matcher.push_posted(pattern, req);
-            self.stats.posted_queued(self.matcher.posted_len());
-            return Err(req);
+            self.stats
+                .posted_queued(self.matcher.posted_len() + self.slot_waiting());
+            return Err(Posted::Request(req));
         };
         if !crate::diag::tracing() {
             if let std::collections::hash_map::Entry::Occupied(o) = self.unexp.entry(id) {
@@ -116,7 +138,116 @@ impl State {
             context: pattern.context,
         }));
         self.take_unexpected(req, id);
-        Err(req)
+        Err(Posted::Request(req))
+    }
+
+    /// 1 while a blocking receive waits in the slot (a posted receive that is not
+    /// in the matcher's queue), else 0.
+    pub(crate) fn slot_waiting(&self) -> usize {
+        usize::from(matches!(
+            self.blocking_slot,
+            Some(BlockingSlot {
+                outcome: SlotOutcome::Waiting,
+                ..
+            })
+        ))
+    }
+
+    /// The end of the receive in the blocking slot, which leaves the slot free:
+    /// `Ok` with the status of the message that landed, `Err` with the request it
+    /// became (to be waited on as any receive). `None` while it waits.
+    #[inline]
+    pub(crate) fn slot_outcome(&mut self) -> Option<std::result::Result<Status, Request>> {
+        let out = match self.blocking_slot.as_ref()?.outcome {
+            SlotOutcome::Waiting => return None,
+            SlotOutcome::Done(status) => Ok(status),
+            SlotOutcome::Promoted(req) => Err(req),
+        };
+        self.blocking_slot = None;
+        Some(out)
+    }
+
+    /// Empties the blocking slot when its waiter leaves without its outcome (a
+    /// panic unwinding through the wait): its buffer must not be written after
+    /// the call returned. A receive it had become stays a request (as the
+    /// request of a blocking receive does when its wait unwinds).
+    pub(crate) fn abandon_slot(&mut self) {
+        self.blocking_slot = None;
+    }
+
+    /// Turns the receive waiting in the blocking slot into a request at the head
+    /// of the posted queue when it matches `env`, so that an arrival site that
+    /// needs a request (anything but a whole eager message that fits) finds it
+    /// there, in its place: it was posted before every queued receive.
+    pub(super) fn promote_slot_for(&mut self, env: &Envelope) {
+        if let Some(slot) = self.blocking_slot.as_ref() {
+            if slot.pattern.matches(env) {
+                self.promote_slot();
+            }
+        }
+    }
+
+    /// Turns the receive waiting in the blocking slot, if any, into a request at
+    /// the head of the posted queue (whatever arrives).
+    pub(super) fn promote_slot(&mut self) {
+        let Some(slot) = self.blocking_slot.as_mut() else {
+            return;
+        };
+        if slot.outcome != SlotOutcome::Waiting {
+            return;
+        }
+        let (pattern, sig) = (slot.pattern, slot.sig);
+        let buf = std::mem::replace(&mut slot.buf, ActiveBuf::EMPTY);
+        let req = self.new_request(ReqKind::Recv(RecvReq {
+            buf,
+            posted: true,
+            total: 0,
+            received: 0,
+            env: None,
+            unpack: None,
+            sig,
+            bad_sig: 0,
+            context: pattern.context,
+        }));
+        self.matcher.push_posted_oldest(pattern, req);
+        if let Some(slot) = self.blocking_slot.as_mut() {
+            slot.outcome = SlotOutcome::Promoted(req);
+        }
+    }
+
+    /// An eager message's arrival at the blocking slot: a whole message `data`
+    /// that fits the receive waiting there and whose signature needs no check is
+    /// copied in and completes it (true). Otherwise a match makes the slot a
+    /// request ([`State::promote_slot_for`]) and false leaves the message to the
+    /// posted queue, as does no match.
+    #[inline(always)]
+    fn land_in_slot(&mut self, env: &Envelope, sent_sig: u64, total: usize, data: &[u8]) -> bool {
+        let in_window = self.rx_in_window;
+        let Some(slot) = self.blocking_slot.as_mut() else {
+            return false;
+        };
+        if slot.outcome != SlotOutcome::Waiting || !slot.pattern.matches(env) {
+            return false;
+        }
+        let same_sig = sent_sig == 0 || slot.sig == 0 || slot.sig == sent_sig;
+        if data.len() != total || total > slot.buf.len() || !same_sig {
+            self.promote_slot_for(env);
+            return false;
+        }
+        // A ping-pong's answer: its copy timed now and then, as `deliver_whole`
+        // does (engine/pullcost.rs).
+        if !in_window && self.pull_cost.samples_copy(total) {
+            let start = cma::ticks();
+            copy_message(slot.buf.bytes_mut(), data, false);
+            self.pull_cost
+                .note_copy(total, cma::ticks().wrapping_sub(start));
+        } else {
+            copy_message(slot.buf.bytes_mut(), data, in_window);
+        }
+        slot.buf.retire();
+        slot.outcome = SlotOutcome::Done(Status::ok(env.source, env.tag, total));
+        self.completions += 1;
+        true
     }
 
     /// Receives message `id`, already removed from the matching queue (mprobe),
@@ -199,65 +330,67 @@ impl State {
 
     /// Copies a whole message into receive `req` and completes it.
     pub(super) fn deliver_whole(&mut self, req: Request, env: Envelope, src: &[u8]) {
-        let in_window = self.rx_in_window;
-        let Some(e) = self.reqs.get_mut(req) else {
-            return;
-        };
-        let ReqKind::Recv(r) = &mut e.kind else {
-            return;
-        };
-        // The common case (a contiguous receive that holds the message, signatures
-        // agreeing, held by its owner) completes here with one look-up of the
-        // request: what `finish_recv` and `complete` do for it, without their two
-        // look-ups and the error's `Option` (bench/PROFILE.md, rate21).
-        if r.bad_sig == 0 && r.unpack.is_none() && src.len() <= r.buf.len() && !e.detached {
-            // A ping-pong's answer: what pulling it would have saved, timed now and
-            // then (engine/pullcost.rs).
-            if !in_window && self.pull_cost.samples_copy(src.len()) {
-                let start = cma::ticks();
-                copy_message(r.buf.bytes_mut(), src, in_window);
-                self.pull_cost
-                    .note_copy(src.len(), cma::ticks().wrapping_sub(start));
-            } else {
-                copy_message(r.buf.bytes_mut(), src, in_window);
-            }
-            r.buf.retire();
-            e.done = true;
-            e.status = Status::ok(env.source, env.tag, src.len());
-            self.completions += 1;
+        if self.complete_whole_in_place(req, &env, src, self.rx_in_window) {
             return;
         }
+        let Some(ReqKind::Recv(r)) = self.reqs.get_mut(req).map(|e| &mut e.kind) else {
+            return;
+        };
         copy_into(r, 0, src);
         self.finish_recv(req, env, src.len());
     }
 
     /// [`State::deliver_whole`] inlined into the arrival of an eager message for
     /// its commonest case: a message of a window (no ping-pong answer, so no
-    /// pull-cost sample to take) into a contiguous receive that holds it, held by
-    /// its owner, signatures agreeing. The call's frame and the envelope passed by
+    /// pull-cost sample to take). The call's frame and the envelope passed by
     /// value were ~26 instructions of a ~800-instruction receive (bench/PROFILE.md,
     /// recv36). Anything else goes to `deliver_whole`.
     #[inline(always)]
     fn deliver_whole_in_window(&mut self, req: Request, env: Envelope, src: &[u8]) {
-        if self.rx_in_window {
-            if let Some(e) = self.reqs.get_mut(req) {
-                if let ReqKind::Recv(r) = &mut e.kind {
-                    if r.bad_sig == 0
-                        && r.unpack.is_none()
-                        && src.len() <= r.buf.len()
-                        && !e.detached
-                    {
-                        copy_message(r.buf.bytes_mut(), src, true);
-                        r.buf.retire();
-                        e.done = true;
-                        e.status = Status::ok(env.source, env.tag, src.len());
-                        self.completions += 1;
-                        return;
-                    }
-                }
-            }
+        if !(self.rx_in_window && self.complete_whole_in_place(req, &env, src, true)) {
+            self.deliver_whole(req, env, src);
         }
-        self.deliver_whole(req, env, src);
+    }
+
+    /// The common case of a whole message's delivery, shared by `deliver_whole`
+    /// and `deliver_whole_in_window`: a contiguous receive that holds the message,
+    /// signatures agreeing, held by its owner, completes here with one look-up of
+    /// the request: what `finish_recv` and `complete` do for it, without their two
+    /// look-ups and the error's `Option` (bench/PROFILE.md, rate21). Returns false,
+    /// having touched nothing, for any other case. `in_window` false means the
+    /// message may be a ping-pong's answer, whose copy is timed now and then
+    /// (engine/pullcost.rs); the window caller passes a constant `true`, so that
+    /// test is compiled out of the arrival path.
+    #[inline(always)]
+    fn complete_whole_in_place(
+        &mut self,
+        req: Request,
+        env: &Envelope,
+        src: &[u8],
+        in_window: bool,
+    ) -> bool {
+        let Some(e) = self.reqs.get_mut(req) else {
+            return false;
+        };
+        let ReqKind::Recv(r) = &mut e.kind else {
+            return false;
+        };
+        if r.bad_sig != 0 || r.unpack.is_some() || src.len() > r.buf.len() || e.detached {
+            return false;
+        }
+        if !in_window && self.pull_cost.samples_copy(src.len()) {
+            let start = cma::ticks();
+            copy_message(r.buf.bytes_mut(), src, in_window);
+            self.pull_cost
+                .note_copy(src.len(), cma::ticks().wrapping_sub(start));
+        } else {
+            copy_message(r.buf.bytes_mut(), src, in_window);
+        }
+        r.buf.retire();
+        e.done = true;
+        e.status = Status::ok(env.source, env.tag, src.len());
+        self.completions += 1;
+        true
     }
 
     /// [`State::deliver_whole`] of the data of our own send `sreq` (`len` bytes,
@@ -327,6 +460,13 @@ impl State {
         let total = h.len as usize;
         let sync = h.flags & FLAG_SYNC != 0;
         let first = &payload[..payload.len().min(total)];
+        if self.blocking_slot.is_some() && self.land_in_slot(&env, h.sig, total, first) {
+            if sync {
+                self.ctrl(from, Header::control(Kind::SyncAck, h.sreq));
+            }
+            self.return_credit(from, credit_cost(total));
+            return;
+        }
         if let Some(req) = self.matcher.match_arrival(&env) {
             self.check_sig(req, h.sig, total);
             if first.len() == total {

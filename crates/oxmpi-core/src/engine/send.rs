@@ -493,6 +493,7 @@ impl State {
         sig: u64,
     ) {
         self.stats.received(crate::tools::Via::SelfLoop, len);
+        self.promote_slot_for(&env);
         if let Some(rreq) = self.matcher.match_arrival(&env) {
             self.check_sig(rreq, sig, len);
             self.deliver_from_send(rreq, req, env, len);

@@ -9,6 +9,7 @@
 //! those layers cost more than the ring push itself (bench/PROFILE.md, p2p18).
 
 use super::*;
+use crate::engine::Posted;
 use crate::runtime::Engine;
 
 /// MPI_Isend (standard mode) of the bytes `data`, elements of the predefined
@@ -231,11 +232,26 @@ pub(super) fn recv_blocking(
         // request made; otherwise the receive is posted, one progress step made
         // (a message already in the ring lands straight in the buffer), and a
         // receive complete by then finished under the same lock.
+        // The slot's buffer is `data`: it must not stay lent past this call, also
+        // when a panic unwinds through it (the guard empties the slot then).
+        let mut slot_guard = SlotGuard {
+            engine: e,
+            holds_slot: false,
+        };
         let started = e.with_state(|st| {
             let sig = dt.map_or(0, |dt| st.sig_of(dt));
             match st.recv_now_or_post(buf, pat, sig) {
                 Ok(s) => Err(Ok(s)),
-                Err(mut r) => {
+                Err(Posted::Slot) => {
+                    slot_guard.holds_slot = true;
+                    st.progress();
+                    match st.slot_outcome() {
+                        Some(Ok(s)) => Err(Ok(s)),
+                        Some(Err(r)) => Ok(Posted::Request(r)),
+                        None => Ok(Posted::Slot),
+                    }
+                }
+                Err(Posted::Request(mut r)) => {
                     st.progress();
                     // The common end (the message was in the ring: landed, no
                     // error) frees the slot in one look-up; anything else as
@@ -245,15 +261,28 @@ pub(super) fn recv_blocking(
                     }
                     match st.req(r) {
                         Some(x) if x.done => Err(finish(st, &mut r)),
-                        _ => Ok(r),
+                        _ => Ok(Posted::Request(r)),
                     }
                 }
             }
         });
-        return match started {
-            Err(done) => done,
-            Ok(mut r) => wait_described(&mut r, CALL, &desc),
+        let mut r = match started {
+            Err(done) => {
+                std::mem::forget(slot_guard);
+                return done;
+            }
+            Ok(Posted::Request(r)) => r,
+            Ok(Posted::Slot) => match e.wait_until_described(&desc, |st| st.slot_outcome()) {
+                Ok(s) => {
+                    std::mem::forget(slot_guard);
+                    return Ok(s);
+                }
+                Err(r) => r,
+            },
         };
+        // A request now (never the slot): the guard has nothing left to do.
+        std::mem::forget(slot_guard);
+        return wait_described(&mut r, CALL, &desc);
     }
     // MPI_PROC_NULL: the general path's empty completion.
     let started = irecv_sig_then(
@@ -272,6 +301,25 @@ pub(super) fn recv_blocking(
     match started {
         Err(done) => done,
         Ok(mut r) => wait_described(&mut r, CALL, &desc),
+    }
+}
+
+/// Empties the engine's blocking slot if dropped while it holds this call's
+/// receive: only while a panic unwinds through [`recv_blocking`] between the
+/// post and the slot's outcome (every normal exit forgets it), so that the receive's buffer, about to be given back
+/// to the caller, is not written by a later arrival.
+struct SlotGuard {
+    engine: &'static crate::runtime::Engine,
+    /// Whether this call's receive went into the slot (another thread's may be
+    /// there otherwise).
+    holds_slot: bool,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        if self.holds_slot {
+            self.engine.lock().abandon_slot();
+        }
     }
 }
 

@@ -23,9 +23,9 @@ fn raw(info: &PvarInfo, comm: Option<&Comm>) -> u64 {
         Source::UnexpectedLen => {
             engine().map_or(0, |e| e.with_state(|st| st.matcher.unexpected_len() as u64))
         }
-        Source::PostedLen => {
-            engine().map_or(0, |e| e.with_state(|st| st.matcher.posted_len() as u64))
-        }
+        Source::PostedLen => engine().map_or(0, |e| {
+            e.with_state(|st| (st.matcher.posted_len() + st.slot_waiting()) as u64)
+        }),
         Source::BlockedTime => BLOCKED_NS.load(Ordering::Relaxed),
         Source::BlockedWaits => BLOCKED_WAITS.load(Ordering::Relaxed),
         Source::CollBlocking => comm.map_or(0, |c| c.0.diag_seq.load(Ordering::Relaxed) as u64),
