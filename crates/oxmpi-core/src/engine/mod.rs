@@ -344,6 +344,31 @@ pub(crate) struct RecvReq {
     context: u32,
 }
 
+impl RecvReq {
+    /// A receive into `buf` that nothing has arrived for yet: queued as posted
+    /// (`posted`) or about to take an unexpected message, on context `context`.
+    #[inline]
+    fn new(
+        buf: ActiveBuf,
+        posted: bool,
+        unpack: Option<Box<Unpack>>,
+        sig: u64,
+        context: u32,
+    ) -> Self {
+        RecvReq {
+            buf,
+            posted,
+            total: 0,
+            received: 0,
+            env: None,
+            unpack,
+            sig,
+            bad_sig: 0,
+            context,
+        }
+    }
+}
+
 /// Where a receive through a temporary buffer finally goes.
 pub(crate) struct Unpack {
     pub dst: UnpackDst,

@@ -30,17 +30,13 @@ impl State {
         // Matched first, so the entry is written once (no look-up afterwards
         // to mark it posted).
         let unexpected = self.matcher.match_posted(&pattern);
-        let req = self.new_request(ReqKind::Recv(RecvReq {
-            buf: ActiveBuf::take(buf),
-            posted: unexpected.is_none(),
-            total: 0,
-            received: 0,
-            env: None,
+        let req = self.new_request(ReqKind::Recv(RecvReq::new(
+            ActiveBuf::take(buf),
+            unexpected.is_none(),
             unpack,
             sig,
-            bad_sig: 0,
-            context: pattern.context,
-        }));
+            pattern.context,
+        )));
         if let Some((_, id)) = unexpected {
             self.take_unexpected(req, id);
         } else {
@@ -87,17 +83,13 @@ impl State {
                 self.stats.posted_queued(1);
                 return Err(Posted::Slot);
             }
-            let req = self.new_request(ReqKind::Recv(RecvReq {
+            let req = self.new_request(ReqKind::Recv(RecvReq::new(
                 buf,
-                posted: true,
-                total: 0,
-                received: 0,
-                env: None,
-                unpack: None,
+                true,
+                None,
                 sig,
-                bad_sig: 0,
-                context: pattern.context,
-            }));
+                pattern.context,
+            )));
             self.matcher.push_posted(pattern, req);
             self.stats
                 .posted_queued(self.matcher.posted_len() + self.slot_waiting());
@@ -126,17 +118,13 @@ impl State {
                 }
             }
         }
-        let req = self.new_request(ReqKind::Recv(RecvReq {
+        let req = self.new_request(ReqKind::Recv(RecvReq::new(
             buf,
-            posted: false,
-            total: 0,
-            received: 0,
-            env: None,
-            unpack: None,
+            false,
+            None,
             sig,
-            bad_sig: 0,
-            context: pattern.context,
-        }));
+            pattern.context,
+        )));
         self.take_unexpected(req, id);
         Err(Posted::Request(req))
     }
@@ -198,17 +186,13 @@ impl State {
         }
         let (pattern, sig) = (slot.pattern, slot.sig);
         let buf = std::mem::replace(&mut slot.buf, ActiveBuf::EMPTY);
-        let req = self.new_request(ReqKind::Recv(RecvReq {
+        let req = self.new_request(ReqKind::Recv(RecvReq::new(
             buf,
-            posted: true,
-            total: 0,
-            received: 0,
-            env: None,
-            unpack: None,
+            true,
+            None,
             sig,
-            bad_sig: 0,
-            context: pattern.context,
-        }));
+            pattern.context,
+        )));
         self.matcher.push_posted_oldest(pattern, req);
         if let Some(slot) = self.blocking_slot.as_mut() {
             slot.outcome = SlotOutcome::Promoted(req);
@@ -260,17 +244,13 @@ impl State {
         unpack: Option<Box<Unpack>>,
         sig: u64,
     ) -> Request {
-        let req = self.new_request(ReqKind::Recv(RecvReq {
-            buf: ActiveBuf::take(buf),
-            posted: false,
-            total: 0,
-            received: 0,
-            env: None,
+        let req = self.new_request(ReqKind::Recv(RecvReq::new(
+            ActiveBuf::take(buf),
+            false,
             unpack,
             sig,
-            bad_sig: 0,
-            context: 0,
-        }));
+            0,
+        )));
         self.take_unexpected(req, id);
         req
     }
